@@ -1,0 +1,40 @@
+package org.zrm.admin.internal;
+
+import java.util.List;
+
+/**
+ * A point-in-time picture of the runtime, served as JSON by {@code GET /status} and printed by
+ * {@code zrm:status}. Field names are part of the operator-facing contract; add, don't rename.
+ *
+ * @param configDir  absolute folder FileInstall watches for {@code .cfg}/{@code .config} files
+ * @param deployDir  absolute folder where a dropped bundle jar is installed and started
+ * @param bundles    every ZRM bundle ({@code org.zrm.*}) with its state
+ * @param components every Declarative Services component in the framework
+ */
+public record RuntimeStatus(String configDir, String deployDir, List<BundleStatus> bundles,
+        List<ComponentStatus> components) {
+
+    /** One installed bundle. {@code state} is the OSGi state name, e.g. {@code ACTIVE}. */
+    public record BundleStatus(long id, String symbolicName, String version, String state) {
+    }
+
+    /**
+     * One DS component description. {@code state} is the state of its configurations
+     * ({@code ACTIVE}, {@code SATISFIED}, {@code UNSATISFIED_REFERENCE},
+     * {@code UNSATISFIED_CONFIGURATION}, {@code FAILED_ACTIVATION}) or {@code DISABLED}.
+     * {@code failure} carries SCR's activation failure text, if any.
+     */
+    public record ComponentStatus(String name, String bundle, String state,
+            List<UnsatisfiedReference> unsatisfiedReferences, String failure) {
+    }
+
+    /** A reference that keeps a component from being satisfied, with its target filter. */
+    public record UnsatisfiedReference(String name, String target) {
+    }
+
+    /** True when every listed bundle is ACTIVE and no component is unsatisfied or failed. */
+    public boolean healthy() {
+        return bundles.stream().allMatch(b -> "ACTIVE".equals(b.state()))
+                && components.stream().allMatch(c -> "ACTIVE".equals(c.state()) || "SATISFIED".equals(c.state()));
+    }
+}

@@ -1,0 +1,111 @@
+package org.zrm.admin.internal;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Supplier;
+
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
+import org.osgi.service.component.runtime.ServiceComponentRuntime;
+import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
+import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
+import org.osgi.service.component.runtime.dto.UnsatisfiedReferenceDTO;
+import org.zrm.admin.internal.RuntimeStatus.BundleStatus;
+import org.zrm.admin.internal.RuntimeStatus.ComponentStatus;
+import org.zrm.admin.internal.RuntimeStatus.UnsatisfiedReference;
+
+/** Builds a {@link RuntimeStatus} from the framework and SCR's runtime DTOs. */
+final class StatusCollector {
+
+    /** Bundles whose symbolic name starts with this are "ZRM bundles" in the status. */
+    static final String ZRM_PREFIX = "org.zrm.";
+
+    private final BundleContext context;
+    private final ServiceComponentRuntime scr;
+    private final Supplier<String> configDir;
+    private final Supplier<String> deployDir;
+
+    StatusCollector(BundleContext context, ServiceComponentRuntime scr, Supplier<String> configDir,
+            Supplier<String> deployDir) {
+        this.context = context;
+        this.scr = scr;
+        this.configDir = configDir;
+        this.deployDir = deployDir;
+    }
+
+    RuntimeStatus collect() {
+        List<BundleStatus> bundles = Arrays.stream(context.getBundles())
+                .filter(b -> b.getSymbolicName() != null && b.getSymbolicName().startsWith(ZRM_PREFIX))
+                .sorted(Comparator.comparing(Bundle::getSymbolicName))
+                .map(b -> new BundleStatus(b.getBundleId(), b.getSymbolicName(), b.getVersion().toString(),
+                        bundleState(b.getState())))
+                .toList();
+        List<ComponentStatus> components = new ArrayList<>();
+        for (ComponentDescriptionDTO description : scr.getComponentDescriptionDTOs()) {
+            components.add(componentStatus(description));
+        }
+        components.sort(Comparator.comparing(ComponentStatus::bundle).thenComparing(ComponentStatus::name));
+        return new RuntimeStatus(configDir.get(), deployDir.get(), bundles, List.copyOf(components));
+    }
+
+    private ComponentStatus componentStatus(ComponentDescriptionDTO description) {
+        String bundle = description.bundle == null ? "?" : description.bundle.symbolicName;
+        if (!scr.isComponentEnabled(description)) {
+            return new ComponentStatus(description.name, bundle, "DISABLED", List.of(), null);
+        }
+        Collection<ComponentConfigurationDTO> configurations = scr.getComponentConfigurationDTOs(description);
+        if (configurations.isEmpty()) {
+            // SCR creates no configuration object while a required configuration is missing.
+            return new ComponentStatus(description.name, bundle, "UNSATISFIED_CONFIGURATION", List.of(), null);
+        }
+        // A factory-configured component has one configuration per instance; report the worst.
+        ComponentConfigurationDTO worst = configurations.stream()
+                .min(Comparator.comparingInt(c -> severityRank(c.state)))
+                .orElseThrow();
+        List<UnsatisfiedReference> unsatisfied = new ArrayList<>();
+        for (ComponentConfigurationDTO configuration : configurations) {
+            for (UnsatisfiedReferenceDTO reference : configuration.unsatisfiedReferences) {
+                unsatisfied.add(new UnsatisfiedReference(reference.name, reference.target));
+            }
+        }
+        return new ComponentStatus(description.name, bundle, componentState(worst.state), List.copyOf(unsatisfied),
+                worst.failure);
+    }
+
+    /** Lower is worse, so {@code min} picks the configuration an operator must look at. */
+    private static int severityRank(int state) {
+        return switch (state) {
+            case ComponentConfigurationDTO.FAILED_ACTIVATION -> 0;
+            case ComponentConfigurationDTO.UNSATISFIED_CONFIGURATION -> 1;
+            case ComponentConfigurationDTO.UNSATISFIED_REFERENCE -> 2;
+            case ComponentConfigurationDTO.SATISFIED -> 3;
+            default -> 4;
+        };
+    }
+
+    static String componentState(int state) {
+        return switch (state) {
+            case ComponentConfigurationDTO.UNSATISFIED_CONFIGURATION -> "UNSATISFIED_CONFIGURATION";
+            case ComponentConfigurationDTO.UNSATISFIED_REFERENCE -> "UNSATISFIED_REFERENCE";
+            case ComponentConfigurationDTO.SATISFIED -> "SATISFIED";
+            case ComponentConfigurationDTO.ACTIVE -> "ACTIVE";
+            case ComponentConfigurationDTO.FAILED_ACTIVATION -> "FAILED_ACTIVATION";
+            default -> "UNKNOWN(" + state + ")";
+        };
+    }
+
+    static String bundleState(int state) {
+        return switch (state) {
+            case Bundle.UNINSTALLED -> "UNINSTALLED";
+            case Bundle.INSTALLED -> "INSTALLED";
+            case Bundle.RESOLVED -> "RESOLVED";
+            case Bundle.STARTING -> "STARTING";
+            case Bundle.STOPPING -> "STOPPING";
+            case Bundle.ACTIVE -> "ACTIVE";
+            default -> "UNKNOWN(" + state + ")";
+        };
+    }
+}
