@@ -1,0 +1,42 @@
+package org.zrm.admin.internal;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+import org.zrm.admin.internal.RuntimeStatus.BundleStatus;
+import org.zrm.admin.internal.RuntimeStatus.ComponentStatus;
+import org.zrm.admin.internal.RuntimeStatus.UnsatisfiedReference;
+
+class StatusTextTest {
+
+    @Test
+    void rendersFoldersBundlesComponentsAndWhatIsMissing() {
+        RuntimeStatus status = new RuntimeStatus("/c", "/d",
+                List.of(new BundleStatus(7, "org.zrm.api", "0.1.0", "ACTIVE")),
+                List.of(new ComponentStatus("org.zrm.storer.Storer", "org.zrm.storer", "UNSATISFIED_REFERENCE",
+                        List.of(new UnsatisfiedReference("changeLog", "(zrm.changelog.kind=postgres)")), null),
+                        new ComponentStatus("org.zrm.x.Broken", "org.zrm.x", "FAILED_ACTIVATION", List.of(),
+                                "java.lang.IllegalArgumentException: bad\n\tat x")));
+        String text = StatusText.render(status);
+        assertTrue(text.contains("configDir: /c"), text);
+        assertTrue(text.contains("deployDir: /d"), text);
+        assertTrue(text.contains("healthy:   false"), text);
+        assertTrue(text.matches("(?s).*7\\s+ACTIVE\\s+org\\.zrm\\.api\\s+0\\.1\\.0.*"), text);
+        assertTrue(text.contains("unsatisfied: changeLog (zrm.changelog.kind=postgres)"), text);
+        assertTrue(text.contains("failure: java.lang.IllegalArgumentException: bad"), text);
+        assertFalse(text.contains("\tat x"), "only the first line of a failure is shown");
+    }
+
+    @Test
+    void healthyOnlyWhenAllBundlesActiveAndComponentsSatisfied() {
+        RuntimeStatus ok = new RuntimeStatus("/c", "/d", List.of(new BundleStatus(1, "org.zrm.api", "1", "ACTIVE")),
+                List.of(new ComponentStatus("a", "b", "SATISFIED", List.of(), null)));
+        assertTrue(ok.healthy());
+        RuntimeStatus resolvedOnly = new RuntimeStatus("/c", "/d",
+                List.of(new BundleStatus(1, "org.zrm.api", "1", "RESOLVED")), List.of());
+        assertFalse(resolvedOnly.healthy());
+    }
+}
