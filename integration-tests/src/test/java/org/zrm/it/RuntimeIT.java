@@ -165,6 +165,32 @@ public class RuntimeIT {
     }
 
     @Test
+    public void configurationFileIsInterpolatedAndAppliedLive() throws Exception {
+        Path configDir = Path.of(context.getProperty(ZrmRuntimeOptions.CONFIG_DIR));
+        String expected = context.getProperty(ZrmRuntimeOptions.ALT_DEPLOY_DIR);
+        CompletableFuture<Object> applied = new CompletableFuture<>();
+        ServiceListener listener = event -> {
+            if (event.getType() == ServiceEvent.MODIFIED
+                    && expected.equals(event.getServiceReference().getProperty("deployDir"))) {
+                applied.complete(event.getServiceReference().getProperty("deployPollMillis"));
+            }
+        };
+        context.addServiceListener(listener, "(objectClass=" + STATUS_SOURCE + ")");
+        try {
+            Path staged = Files.createTempFile("admin", ".tmp");
+            // The same placeholder syntax the shipped files use for ZERO_* variables ($[env:...]).
+            Files.writeString(staged, "deployDir = $[prop:" + ZrmRuntimeOptions.ALT_DEPLOY_DIR + "]\n"
+                    + "deployPollMillis = $[prop:zrm.it.undefined;default=250]\n");
+            Files.move(staged, configDir.resolve("org.zrm.admin.cfg"), StandardCopyOption.ATOMIC_MOVE);
+            Object poll = applied.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertEquals("250", String.valueOf(poll));
+        } finally {
+            context.removeServiceListener(listener);
+        }
+        assertEquals(expected, getStatus().get("deployDir").asText());
+    }
+
+    @Test
     public void bundleDroppedIntoTheDeployFolderIsStarted() throws Exception {
         Path deploy = Path.of(getStatus().get("deployDir").asText());
         Bundle dropped = dropBundle(deploy, "org.zrm.it.dropped");

@@ -32,6 +32,8 @@ final class ZrmRuntimeOptions {
     static final String CONFIG_DIR = "felix.fileinstall.dir";
     static final String DEPLOY_DIR = "zrm.deploy.dir";
     static final String HTTP_PORT = "org.osgi.service.http.port";
+    /** A second deploy folder, named only through a property, for the interpolation test. */
+    static final String ALT_DEPLOY_DIR = "zrm.it.alt.deploy";
 
     private static final Pattern RUNBUNDLE = Pattern.compile("^\\s*([\\w.\\-]+);version='[^']*';startlevel=(\\d+)");
 
@@ -62,6 +64,7 @@ final class ZrmRuntimeOptions {
         options.add(frameworkStartLevel(highest + 1));
         options.add(systemProperty(CONFIG_DIR).value(config.toString()));
         options.add(systemProperty(DEPLOY_DIR).value(deploy.toString()));
+        options.add(systemProperty(ALT_DEPLOY_DIR).value(mkdirs(workDir.resolve("deploy-alt")).toString()));
         options.add(systemProperty(HTTP_PORT).value(Integer.toString(freePort())));
         options.add(systemProperty("org.apache.felix.http.host").value("127.0.0.1"));
         options.add(systemProperty("org.apache.felix.jetty.websocket.enable").value("true"));
