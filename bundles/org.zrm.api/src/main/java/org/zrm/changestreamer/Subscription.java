@@ -1,0 +1,55 @@
+package org.zrm.changestreamer;
+
+import java.util.Optional;
+import org.osgi.annotation.versioning.ProviderType;
+
+/**
+ * One subscriber's outgoing message stream, returned by
+ * {@link ChangeStreamer#subscribe(SubscriberContext)}.
+ *
+ * <p>Messages are pre-serialised {@code Downstream} JSON texts ({@link SubscriptionMessage#json()}),
+ * computed once and shared by all subscribers and the change log, so that catch-up and live frames
+ * are byte-identical; transports send them verbatim, wrapped as {@code {"id":n,"msg":<json>}}.
+ *
+ * <p><b>Threading and flow control.</b> One transport thread pulls with {@link #take()}. Pulling
+ * does not acknowledge anything: the transport may send many messages without waiting (pipelining)
+ * and calls {@link SubscriptionMessage#consumed()} for each one when the client acknowledges its
+ * frame ({@code {"ack":n}}), or when an in-process consumer has applied it. Those acknowledgements
+ * drive the streamer's flow control, catch-up pacing and purge gating, so a transport must not
+ * acknowledge early. The streamer appends to the subscription without blocking, so the backlog of
+ * taken-but-unconsumed messages is bounded by the streamer's flow control, not by this interface.
+ *
+ * <p><b>End.</b> {@link #take()} returns {@code null} once the streamer has ended the subscription
+ * and every message before the end has been taken; the transport then closes the connection
+ * normally. {@link #close()} is how the transport reports that the connection went away.
+ */
+@ProviderType
+public interface Subscription extends AutoCloseable {
+
+    /**
+     * Waits for the next message.
+     *
+     * @return the next message, or {@code null} if the subscription has ended
+     * @throws InterruptedException if the calling thread was interrupted; the subscription stays
+     *     open
+     */
+    SubscriptionMessage take() throws InterruptedException;
+
+    /**
+     * Tells why the streamer ended the subscription, for logging: present if it ended because of a
+     * failure (change-log error, shutdown), empty while open, after a normal end, or after the
+     * subscriber closed it. Subscriptions ended by a failure carry no error frame; clients
+     * reconnect and resume from their watermark.
+     *
+     * @return the failure, if any
+     */
+    Optional<Throwable> failure();
+
+    /**
+     * Unsubscribes: removes the subscriber from the streamer, resolves every unconsumed message as
+     * not consumed (so flow control does not wait for it), and wakes a thread blocked in
+     * {@link #take()}, which returns {@code null}. Idempotent, thread-safe, never throws.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,12 @@
+/**
+ * The change streamer: forwards every change from the change source to its subscribers, stores it
+ * in the change log, and acknowledges it upstream only once stored ("forward, store, ack").
+ *
+ * <p>{@link org.zrm.changestreamer.ChangeStreamer} is the service the WebSocket endpoints
+ * ({@code /replication/v{1..6}/changes} and {@code /snapshot}), the in-process backup replicator,
+ * the backup-monitor coordinator and the shell use. Subscriptions deliver pre-serialised JSON
+ * frames with per-message consumption acknowledgements ({@link org.zrm.changestreamer.Subscription}).
+ */
+@org.osgi.annotation.bundle.Export
+@org.osgi.annotation.versioning.Version("1.0.0")
+package org.zrm.changestreamer;

@@ -1,0 +1,12 @@
+/**
+ * The change-streamer subscriber protocol, version {@value org.zrm.protocol.subscriber.SubscriberProtocol#PROTOCOL_VERSION}
+ * ({@code /replication/v6/changes} and {@code /replication/v6/snapshot}): the
+ * {@link org.zrm.protocol.subscriber.Downstream} messages, the {@code {"id":n,"msg":…}}
+ * {@link org.zrm.protocol.subscriber.Frame}, the {@code {"ack":n}}
+ * {@link org.zrm.protocol.subscriber.Ack} and the {@link org.zrm.protocol.subscriber.SnapshotStatus}.
+ * Change data reuses the types of {@link org.zrm.protocol}. The JSON conventions (absent vs null,
+ * passthrough members) are those of {@link org.zrm.protocol}.
+ */
+@org.osgi.annotation.bundle.Export
+@org.osgi.annotation.versioning.Version("1.0.0")
+package org.zrm.protocol.subscriber;
