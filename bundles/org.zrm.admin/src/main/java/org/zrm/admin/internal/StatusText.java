@@ -21,9 +21,9 @@ final class StatusText {
             out.append(String.format("%-5d %-12s %-36s %s%n", b.id(), b.state(), b.symbolicName(), b.version()));
         }
         out.append('\n');
-        out.append(String.format("%-26s %-36s %s%n", "STATE", "COMPONENT", "BUNDLE"));
+        out.append(String.format("%-26s %-56s %s%n", "STATE", "COMPONENT", "BUNDLE"));
         for (ComponentStatus c : status.components()) {
-            out.append(String.format("%-26s %-36s %s%n", c.state(), c.name(), c.bundle()));
+            out.append(String.format("%-26s %-56s %s%n", c.state(), c.name(), c.bundle()));
             if (!c.unsatisfiedReferences().isEmpty()) {
                 out.append("    unsatisfied: ").append(c.unsatisfiedReferences().stream()
                         .map(r -> r.name() + (r.target() == null ? "" : " " + r.target()))

@@ -36,7 +36,8 @@ import org.zrm.protocol.subscriber.SnapshotStatus;
  * Decodes every document of the golden corpus, checks its type against the file name
  * ({@code <type>[--variant].json}) and re-encodes it byte for byte. A second test derives the
  * required type names from the sealed hierarchies so that a new message type without a golden
- * document fails the build.
+ * document fails the build. {@code src/test/node/verify-golden.mjs} checks the same corpus against
+ * the real {@code @rocicorp/zero} package (see the README next to it).
  */
 class GoldenCorpusTest {
 

@@ -131,7 +131,8 @@ public final class JsonWriter {
     }
 
     /**
-     * Writes a plain-Java JSON value (see {@code org.zrm.protocol.JsonValues}).
+     * Writes a plain-Java JSON value (see {@code org.zrm.protocol.JsonValues}). Object members come
+     * out in JavaScript property order ({@link JsObjectKeys}).
      *
      * @throws IllegalArgumentException for values that have no JSON form
      */
@@ -152,11 +153,15 @@ public final class JsonWriter {
             return this;
         } else if (v instanceof Map<?, ?> m) {
             beginObject();
-            for (Map.Entry<?, ?> e : m.entrySet()) {
-                if (!(e.getKey() instanceof String key)) {
-                    throw new IllegalArgumentException("JSON object key must be a string: " + e.getKey());
+            for (Object k : m.keySet()) {
+                if (!(k instanceof String)) {
+                    throw new IllegalArgumentException("JSON object key must be a string: " + k);
                 }
-                name(key);
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, ?> sm = (Map<String, ?>) m;
+            for (Map.Entry<String, ?> e : JsObjectKeys.entries(sm)) {
+                name(e.getKey());
                 value(e.getValue());
             }
             return endObject();

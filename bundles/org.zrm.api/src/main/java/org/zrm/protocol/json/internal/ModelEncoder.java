@@ -333,7 +333,7 @@ public final class ModelEncoder {
 
     private static boolean backfillIds(JsonWriter w, Map<String, BackfillId> ids) {
         w.beginObject();
-        for (Map.Entry<String, BackfillId> e : ids.entrySet()) {
+        for (Map.Entry<String, BackfillId> e : JsObjectKeys.entries(ids)) {
             w.name(e.getKey()).value(e.getValue().value());
         }
         w.endObject();
@@ -362,7 +362,7 @@ public final class ModelEncoder {
             case "name" -> put(out, name, o.name());
             case "columns" -> {
                 out.name(name).beginObject();
-                for (Map.Entry<String, ColumnSpec> e : o.columns().entrySet()) {
+                for (Map.Entry<String, ColumnSpec> e : JsObjectKeys.entries(o.columns())) {
                     columnSpec(out.name(e.getKey()), e.getValue());
                 }
                 out.endObject();
@@ -382,7 +382,7 @@ public final class ModelEncoder {
             case "unique" -> put(out, name, o.unique());
             case "columns" -> {
                 out.name(name).beginObject();
-                for (Map.Entry<String, IndexDirection> e : o.columns().entrySet()) {
+                for (Map.Entry<String, IndexDirection> e : JsObjectKeys.entries(o.columns())) {
                     out.name(e.getKey()).string(e.getValue().wire());
                 }
                 out.endObject();

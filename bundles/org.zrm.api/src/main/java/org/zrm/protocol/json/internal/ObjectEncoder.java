@@ -7,7 +7,8 @@ import org.zrm.protocol.Passthrough;
 /**
  * Writes one object: modelled members (via a {@link Members} callback) interleaved with the
  * passthrough members, in the recorded order if there is one, else in the {@link Shape}'s
- * canonical order followed by the remaining passthrough members in their own order.
+ * canonical order followed by the remaining passthrough members in their own order. Passthrough
+ * members whose names are array indices come first, as in JavaScript ({@link JsObjectKeys}).
  */
 final class ObjectEncoder {
 
@@ -28,20 +29,30 @@ final class ObjectEncoder {
         w.beginObject();
         List<String> order = extra.keyOrder();
         Map<String, Object> fields = extra.fields();
+        // JavaScript puts array-index keys first, ascending (JsObjectKeys); modelled members never
+        // are array indices, so only passthrough members can be hoisted.
+        boolean hoist = !fields.isEmpty() && JsObjectKeys.anyArrayIndex(fields.keySet());
+        if (hoist) {
+            for (String name : JsObjectKeys.arrayIndices(fields.keySet())) {
+                w.name(name).value(fields.get(name));
+            }
+        }
         if (order.isEmpty()) {
             for (String name : shape.canonical) {
                 writeOne(w, obj, name, fields, members);
             }
             if (!fields.isEmpty()) {
                 for (Map.Entry<String, Object> e : fields.entrySet()) {
-                    if (!shape.isCanonical(e.getKey())) {
+                    if (!shape.isCanonical(e.getKey()) && !(hoist && JsObjectKeys.isArrayIndex(e.getKey()))) {
                         w.name(e.getKey()).value(e.getValue());
                     }
                 }
             }
         } else {
             for (String name : order) {
-                writeOne(w, obj, name, fields, members);
+                if (!(hoist && JsObjectKeys.isArrayIndex(name))) {
+                    writeOne(w, obj, name, fields, members);
+                }
             }
             // Members missing from the recorded order (possible for objects assembled in code
             // from a decoded passthrough) follow in canonical order, then the rest.
@@ -51,7 +62,8 @@ final class ObjectEncoder {
                 }
             }
             for (Map.Entry<String, Object> e : fields.entrySet()) {
-                if (!order.contains(e.getKey()) && !shape.isCanonical(e.getKey())) {
+                if (!order.contains(e.getKey()) && !shape.isCanonical(e.getKey())
+                        && !(hoist && JsObjectKeys.isArrayIndex(e.getKey()))) {
                     w.name(e.getKey()).value(e.getValue());
                 }
             }

@@ -1,7 +1,9 @@
 package org.zrm.protocol.json.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigInteger;
 import java.util.Arrays;
@@ -51,6 +53,24 @@ class JsonWriterTest {
         assertEquals("{\"b\":1,\"a\":null,\"big\":18446744073709551615,\"neg\":-9223372036854775808,"
                 + "\"d\":0.5,\"nan\":null,\"list\":[true,false,null,[],{}],\"i\":7}",
                 new JsonWriter().value(m).toString());
+    }
+
+    @Test
+    void ordersObjectKeysLikeJavaScript() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (String k : List.of("id", "2", "10", "1", "01", "-1", "4294967294", "4294967295", "1.5", "0")) {
+            m.put(k, k.equals("0") ? null : k);
+        }
+        // JSON.stringify of the same object built in Node.js
+        assertEquals("{\"0\":null,\"1\":\"1\",\"2\":\"2\",\"10\":\"10\",\"4294967294\":\"4294967294\",\"id\":\"id\","
+                + "\"01\":\"01\",\"-1\":\"-1\",\"4294967295\":\"4294967295\",\"1.5\":\"1.5\"}",
+                new JsonWriter().value(m).toString());
+        for (String k : List.of("0", "7", "10", "4294967294")) {
+            assertTrue(JsObjectKeys.isArrayIndex(k), k);
+        }
+        for (String k : List.of("", "00", "01", "-0", "-1", "+1", "1.0", "1e3", " 1", "4294967295", "99999999999", "\u0661")) {
+            assertFalse(JsObjectKeys.isArrayIndex(k), k);
+        }
     }
 
     @Test

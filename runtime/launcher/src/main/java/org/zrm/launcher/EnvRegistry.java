@@ -1,0 +1,98 @@
+package org.zrm.launcher;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The environment variables of ZRM, in one place: zero-cache's {@code ZERO_*} variables that ZRM
+ * reads (names and defaults as in zero-cache 1.8, {@code config/zero-config.ts}) and the
+ * launcher's own {@code ZRM_*} variables. Components that read a new variable add a row here, so
+ * that {@code zrm env} documents it and the launch report shows (and masks) it.
+ */
+public final class EnvRegistry {
+    /** {@code ZERO_UPSTREAM_DB}: the upstream PostgreSQL; unset means "start the embedded one". */
+    public static final String UPSTREAM_DB = "ZERO_UPSTREAM_DB";
+    /** {@code ZERO_UPSTREAM_TYPE}: {@code pg} or {@code custom}. */
+    public static final String UPSTREAM_TYPE = "ZERO_UPSTREAM_TYPE";
+    /** {@code ZERO_CHANGE_DB}: where the change log lives; defaults to the upstream. */
+    public static final String CHANGE_DB = "ZERO_CHANGE_DB";
+    /** {@code ZERO_PORT}: zero-cache's main port; the other ports derive from it. */
+    public static final String PORT = "ZERO_PORT";
+    /** {@code ZERO_CHANGE_STREAMER_PORT}: the change-streamer's HTTP/WebSocket port. */
+    public static final String CHANGE_STREAMER_PORT = "ZERO_CHANGE_STREAMER_PORT";
+    /** {@code ZERO_LITESTREAM_PORT}: litestream's metrics port. */
+    public static final String LITESTREAM_PORT = "ZERO_LITESTREAM_PORT";
+    /** {@code ZERO_APP_ID}. */
+    public static final String APP_ID = "ZERO_APP_ID";
+    /** {@code ZERO_SHARD_NUM}. */
+    public static final String SHARD_NUM = "ZERO_SHARD_NUM";
+    /** {@code ZERO_SHARD_ID}: removed upstream; setting it is an error. */
+    public static final String SHARD_ID = "ZERO_SHARD_ID";
+    /** {@code ZERO_CHANGE_LOG_BATCH_SIZE}. */
+    public static final String CHANGE_LOG_BATCH_SIZE = "ZERO_CHANGE_LOG_BATCH_SIZE";
+    /** {@code ZRM_HOME}: the project folder. */
+    public static final String ZRM_HOME = "ZRM_HOME";
+    /** {@code ZRM_CONFIG_DIR}. */
+    public static final String ZRM_CONFIG_DIR = "ZRM_CONFIG_DIR";
+    /** {@code ZRM_DEPLOY_DIR}. */
+    public static final String ZRM_DEPLOY_DIR = "ZRM_DEPLOY_DIR";
+    /** {@code ZRM_STATE_DIR}. */
+    public static final String ZRM_STATE_DIR = "ZRM_STATE_DIR";
+    /** {@code ZRM_JAVA_OPTS}: extra JVM options for the runtime. */
+    public static final String ZRM_JAVA_OPTS = "ZRM_JAVA_OPTS";
+    /** {@code ZRM_EMBEDDED_PG_PORT}: the embedded PostgreSQL's port. */
+    public static final String ZRM_EMBEDDED_PG_PORT = "ZRM_EMBEDDED_PG_PORT";
+    /** {@code ZRM_PG_BIN}: where the PostgreSQL 15 server binaries are. */
+    public static final String ZRM_PG_BIN = "ZRM_PG_BIN";
+
+    private static final List<EnvVar> VARIABLES = List.of(
+            new EnvVar(UPSTREAM_DB, null, "upstream PostgreSQL URI; unset: the launcher starts an embedded PostgreSQL 15", false),
+            new EnvVar(UPSTREAM_TYPE, "pg", "upstream type: pg | custom", false),
+            new EnvVar(CHANGE_DB, null, "change-log database URI; default: ZERO_UPSTREAM_DB", false),
+            new EnvVar(PORT, "4848", "zero-cache's main port; the other ports derive from it", false),
+            new EnvVar(CHANGE_STREAMER_PORT, null, "change-streamer HTTP/WebSocket port; default: ZERO_PORT + 1", false),
+            new EnvVar(LITESTREAM_PORT, null, "litestream metrics port; default: ZERO_PORT + 2", false),
+            new EnvVar(APP_ID, "zero", "app id, ^[a-z0-9_]+$; names the shard schema, publications and slots", false),
+            new EnvVar("ZERO_APP_PUBLICATIONS", null, "comma-separated publications; none: the internal _<app>_public_<n>", false),
+            new EnvVar(SHARD_NUM, "0", "shard number, an integer >= 0", false),
+            new EnvVar("ZERO_REPLICA_FILE", "zero.db", "SQLite replica file (relative to the state folder)", false),
+            new EnvVar("ZERO_CHANGE_MAX_CONNS", "5", "change-DB connection pool size", false),
+            new EnvVar(CHANGE_LOG_BATCH_SIZE, "2000", "change-log rows per INSERT, an integer >= 1", false),
+            new EnvVar("ZERO_AUTO_RESET", "true", "resync automatically when replication cannot continue", false),
+            new EnvVar("ZERO_TASK_ID", null, "owner id of this replication manager; default: generated", false),
+            new EnvVar("ZERO_LITESTREAM_BACKUP_URL", null, "backup destination; enables the backup monitor and /snapshot", false),
+            new EnvVar("ZERO_ADMIN_PASSWORD", null, "password of the admin endpoints", true),
+            new EnvVar(ZRM_HOME, null, "project folder; default: derived from the launcher jar's location", false),
+            new EnvVar(ZRM_CONFIG_DIR, null, "watched .cfg folder; default: <project>/conf, seeded from runtime/conf", false),
+            new EnvVar(ZRM_DEPLOY_DIR, null, "hot-deploy bundle folder; default: <project>/deploy", false),
+            new EnvVar(ZRM_STATE_DIR, null, "state folder (embedded PostgreSQL, replica, caches); default: <project>/run", false),
+            new EnvVar(ZRM_JAVA_OPTS, null, "extra JVM options for the runtime, e.g. -Xmx2g", false),
+            new EnvVar(ZRM_EMBEDDED_PG_PORT, null, "port of the embedded PostgreSQL on 127.0.0.1; default: a free port", false),
+            new EnvVar(ZRM_PG_BIN, "/usr/lib/postgresql/15/bin", "folder with initdb, pg_ctl and postgres", false));
+
+    private static final Map<String, EnvVar> BY_NAME = index();
+
+    private EnvRegistry() {}
+
+    /** @return every known variable, in documentation order */
+    public static List<EnvVar> all() {
+        return VARIABLES;
+    }
+
+    /** @return the variable called {@code name}, if known */
+    public static Optional<EnvVar> find(String name) {
+        return Optional.ofNullable(BY_NAME.get(name));
+    }
+
+    private static Map<String, EnvVar> index() {
+        Map<String, EnvVar> byName = new LinkedHashMap<>();
+        for (EnvVar v : VARIABLES) {
+            if (byName.put(v.name(), v) != null) {
+                throw new IllegalStateException("duplicate variable " + v.name());
+            }
+        }
+        return Map.copyOf(byName);
+    }
+}

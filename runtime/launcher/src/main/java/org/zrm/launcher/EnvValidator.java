@@ -1,0 +1,64 @@
+package org.zrm.launcher;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Checks what the launcher can check before anything starts, with zero-cache's rules, and returns
+ * one line per problem (empty when all is well).
+ */
+public final class EnvValidator {
+    private static final Pattern APP_ID = Pattern.compile("^[a-z0-9_]+$");
+    private static final List<String> PORTS = List.of(EnvRegistry.PORT, EnvRegistry.CHANGE_STREAMER_PORT,
+            EnvRegistry.LITESTREAM_PORT, EnvRegistry.ZRM_EMBEDDED_PG_PORT);
+
+    /** @return the problems with {@code env}, one readable line each */
+    public List<String> validate(Map<String, String> env) {
+        List<String> problems = new ArrayList<>();
+        for (String name : PORTS) {
+            String value = env.get(name);
+            if (value != null && !isIntegerIn(value, 1, 65535)) {
+                problems.add(name + " must be a port number (an integer from 1 to 65535), got '" + value + "'");
+            }
+        }
+        String appId = env.get(EnvRegistry.APP_ID);
+        if (appId != null && !APP_ID.matcher(appId).matches()) {
+            problems.add(EnvRegistry.APP_ID + " must match " + APP_ID.pattern()
+                    + " (lower-case letters, digits, underscores), got '" + appId + "'");
+        }
+        String batch = env.get(EnvRegistry.CHANGE_LOG_BATCH_SIZE);
+        if (batch != null && !isIntegerIn(batch, 1, Integer.MAX_VALUE)) {
+            problems.add(EnvRegistry.CHANGE_LOG_BATCH_SIZE + " must be an integer >= 1, got '" + batch + "'");
+        }
+        String shardNum = env.get(EnvRegistry.SHARD_NUM);
+        if (shardNum != null && !isIntegerIn(shardNum, 0, Integer.MAX_VALUE)) {
+            problems.add(EnvRegistry.SHARD_NUM + " must be an integer >= 0, got '" + shardNum + "'");
+        }
+        if (env.get(EnvRegistry.SHARD_ID) != null) {
+            // zero-cache's own wording (config/zero-config.ts, shardOptions.id).
+            problems.add(EnvRegistry.SHARD_ID + " is no longer an option. Please use " + EnvRegistry.APP_ID + " instead.");
+        }
+        String type = env.getOrDefault(EnvRegistry.UPSTREAM_TYPE, "pg");
+        if (!type.equals("pg") && !type.equals("custom")) {
+            problems.add(EnvRegistry.UPSTREAM_TYPE + " must be pg or custom, got '" + type + "'");
+        }
+        String upstream = env.get(EnvRegistry.UPSTREAM_DB);
+        if (type.equals("pg") && upstream != null && !upstream.isBlank()
+                && !upstream.startsWith("postgresql://") && !upstream.startsWith("postgres://")) {
+            problems.add(EnvRegistry.UPSTREAM_DB + " must be a postgresql:// or postgres:// URI, got '"
+                    + SecretMasker.maskUrl(upstream) + "'");
+        }
+        return problems;
+    }
+
+    private static boolean isIntegerIn(String text, int min, int max) {
+        try {
+            long value = Long.parseLong(text.strip());
+            return value >= min && value <= max;
+        } catch (NumberFormatException e) {
+            return false;   // not an integer: the caller reports it
+        }
+    }
+}

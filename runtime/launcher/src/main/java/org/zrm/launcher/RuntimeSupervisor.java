@@ -1,0 +1,120 @@
+package org.zrm.launcher;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Owns what one launch started: the runtime child process and, if any, the embedded PostgreSQL.
+ * {@link #close()} stops them in that order (the runtime first, so that it never sees its
+ * database vanish) and is safe to call from the main thread and a shutdown hook at once.
+ */
+public final class RuntimeSupervisor implements AutoCloseable {
+    private final Duration gracePeriod;
+    private final PrintStream out;
+    private AutoCloseable postgres;   // guarded by this
+    private Process child;            // guarded by this
+    private boolean closed;           // guarded by this
+
+    /**
+     * @param gracePeriod how long the runtime may take to stop after SIGTERM before it is killed
+     * @param out where progress is reported
+     */
+    public RuntimeSupervisor(Duration gracePeriod, PrintStream out) {
+        this.gracePeriod = gracePeriod;
+        this.out = out;
+    }
+
+    /**
+     * Hands over the embedded PostgreSQL, to be stopped last.
+     *
+     * @throws LaunchException (after stopping it) if the supervisor is already closing
+     */
+    public synchronized void adoptPostgres(AutoCloseable postgres) {
+        if (closed) {
+            closeQuietlyInto(postgres, new LaunchException("shutting down; the embedded PostgreSQL was stopped"));
+        }
+        this.postgres = postgres;
+    }
+
+    /**
+     * Hands over the runtime child process.
+     *
+     * @throws LaunchException (after killing it) if the supervisor is already closing
+     */
+    public synchronized void adoptChild(Process child) {
+        if (closed) {
+            child.destroyForcibly();
+            throw new LaunchException("shutting down; the runtime was not started");
+        }
+        this.child = child;
+    }
+
+    /**
+     * Waits for the runtime to exit on its own.
+     *
+     * @return its exit code
+     */
+    public int awaitChild() throws InterruptedException {
+        Process p;
+        synchronized (this) {
+            p = child;
+        }
+        return p.waitFor();
+    }
+
+    /**
+     * Stops the runtime (SIGTERM, then SIGKILL after the grace period) and then the embedded
+     * PostgreSQL. Idempotent; a concurrent caller waits until the first one has finished, so a
+     * shutdown hook never lets the JVM exit while PostgreSQL is still being stopped.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            stopChild();
+        } finally {
+            if (postgres != null) {
+                out.println("zrm: stopping the embedded PostgreSQL");
+                try {
+                    postgres.close();
+                } catch (Exception e) {
+                    throw new LaunchException("cannot stop the embedded PostgreSQL: " + e.getMessage(), e);
+                }
+            }
+        }
+    }
+
+    private void stopChild() {
+        if (child == null || !child.isAlive()) {
+            return;
+        }
+        out.println("zrm: stopping the runtime (pid " + child.pid() + ")");
+        child.destroy();
+        try {
+            if (!child.waitFor(gracePeriod.toMillis(), TimeUnit.MILLISECONDS)) {
+                out.println("zrm: the runtime did not stop within " + gracePeriod.toSeconds() + " s; killing it");
+                child.descendants().forEach(ProcessHandle::destroyForcibly);
+                child.destroyForcibly();
+                if (!child.waitFor(10, TimeUnit.SECONDS)) {
+                    out.println("zrm: the runtime (pid " + child.pid() + ") is still alive after SIGKILL");
+                }
+            }
+        } catch (InterruptedException e) {
+            child.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietlyInto(AutoCloseable resource, LaunchException failure) {
+        try {
+            resource.close();
+        } catch (Exception e) {
+            failure.addSuppressed(e);
+        }
+        throw failure;
+    }
+}

@@ -1,0 +1,49 @@
+package org.zrm.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class EnvValidatorTest {
+    private final EnvValidator validator = new EnvValidator();
+
+    @Test
+    void aValidEnvironmentHasNoProblems() {
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_PORT", "4848", "ZERO_APP_ID", "my_app_2",
+                "ZERO_CHANGE_LOG_BATCH_SIZE", "1", "ZERO_SHARD_NUM", "0", "ZERO_UPSTREAM_DB", "postgres://h/db",
+                "ZRM_EMBEDDED_PG_PORT", "65535")));
+        assertEquals(List.of(), validator.validate(Map.of()));
+    }
+
+    @Test
+    void reportsOneLinePerProblem() {
+        List<String> problems = validator.validate(Map.of(
+                "ZERO_PORT", "http",
+                "ZERO_CHANGE_STREAMER_PORT", "70000",
+                "ZERO_LITESTREAM_PORT", "0",
+                "ZERO_APP_ID", "My-App",
+                "ZERO_CHANGE_LOG_BATCH_SIZE", "0",
+                "ZERO_SHARD_NUM", "-1",
+                "ZERO_SHARD_ID", "abc"));
+        assertEquals(7, problems.size(), problems::toString);
+        assertTrue(problems.contains("ZERO_PORT must be a port number (an integer from 1 to 65535), got 'http'"), problems::toString);
+        assertTrue(problems.contains("ZERO_CHANGE_STREAMER_PORT must be a port number (an integer from 1 to 65535), got '70000'"));
+        assertTrue(problems.contains("ZERO_LITESTREAM_PORT must be a port number (an integer from 1 to 65535), got '0'"));
+        assertTrue(problems.contains("ZERO_APP_ID must match ^[a-z0-9_]+$ (lower-case letters, digits, underscores), got 'My-App'"));
+        assertTrue(problems.contains("ZERO_CHANGE_LOG_BATCH_SIZE must be an integer >= 1, got '0'"));
+        assertTrue(problems.contains("ZERO_SHARD_NUM must be an integer >= 0, got '-1'"));
+        assertTrue(problems.contains("ZERO_SHARD_ID is no longer an option. Please use ZERO_APP_ID instead."));
+    }
+
+    @Test
+    void upstreamMustBeAPostgresUriForThePgTypeAndIsMaskedInTheMessage() {
+        List<String> problems = validator.validate(Map.of("ZERO_UPSTREAM_DB", "mysql://root:hunter2@h/db"));
+        assertEquals(List.of("ZERO_UPSTREAM_DB must be a postgresql:// or postgres:// URI, got 'mysql://root:****@h/db'"), problems);
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "http://source:9000")));
+        assertEquals(List.of("ZERO_UPSTREAM_TYPE must be pg or custom, got 'mysql'"), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "mysql")));
+    }
+}

@@ -1,0 +1,61 @@
+package org.zrm.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class RuntimeSupervisorTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final List<String> events = new ArrayList<>();
+
+    @Test
+    void stopsTheRuntimeGracefullyThenPostgres() throws Exception {
+        RuntimeSupervisor supervisor = new RuntimeSupervisor(Duration.ofSeconds(10), new PrintStream(out, true, StandardCharsets.UTF_8));
+        Process child = new ProcessBuilder("sleep", "60").start();
+        supervisor.adoptPostgres(() -> events.add("postgres stopped, child alive=" + child.isAlive()));
+        supervisor.adoptChild(child);
+        supervisor.close();
+        assertFalse(child.isAlive());
+        assertEquals(143, child.exitValue(), "SIGTERM");
+        assertEquals(List.of("postgres stopped, child alive=false"), events, "PostgreSQL goes last");
+        supervisor.close();
+        assertEquals(1, events.size(), "idempotent");
+    }
+
+    @Test
+    void killsARuntimeThatIgnoresSigterm() throws Exception {
+        RuntimeSupervisor supervisor = new RuntimeSupervisor(Duration.ofMillis(300), new PrintStream(out, true, StandardCharsets.UTF_8));
+        // The child announces that its trap is installed; only then can SIGTERM be shown to be ignored.
+        Process child = new ProcessBuilder("sh", "-c", "trap '' TERM; echo ready; while true; do sleep 1; done").start();
+        assertEquals('r', child.getInputStream().read());
+        supervisor.adoptChild(child);
+        long start = System.nanoTime();
+        supervisor.close();
+        assertFalse(child.isAlive());
+        assertEquals(137, child.exitValue(), "SIGKILL");
+        assertTrue(Duration.ofNanos(System.nanoTime() - start).toSeconds() < 10);
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("killing it"), out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void refusesWhatArrivesAfterShutdownAndStopsIt() throws Exception {
+        RuntimeSupervisor supervisor = new RuntimeSupervisor(Duration.ofSeconds(1), new PrintStream(out, true, StandardCharsets.UTF_8));
+        supervisor.close();
+        assertThrows(LaunchException.class, () -> supervisor.adoptPostgres(() -> events.add("stopped")));
+        assertEquals(List.of("stopped"), events);
+        Process child = new ProcessBuilder("sleep", "60").start();
+        assertThrows(LaunchException.class, () -> supervisor.adoptChild(child));
+        child.waitFor();
+        assertFalse(child.isAlive());
+    }
+}
