@@ -1,5 +1,7 @@
 package org.zrm.launcher;
 
+import org.zrm.secret.Secrets;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -48,7 +50,7 @@ public final class EnvValidator {
         if (type.equals("pg") && upstream != null && !upstream.isBlank()
                 && !upstream.startsWith("postgresql://") && !upstream.startsWith("postgres://")) {
             problems.add(EnvRegistry.UPSTREAM_DB + " must be a postgresql:// or postgres:// URI, got '"
-                    + SecretMasker.maskUrl(upstream) + "'");
+                    + Secrets.maskUrls(upstream) + "'");
         }
         return problems;
     }

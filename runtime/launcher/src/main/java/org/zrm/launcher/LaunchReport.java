@@ -1,5 +1,7 @@
 package org.zrm.launcher;
 
+import org.zrm.secret.Secrets;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,9 +42,9 @@ public final class LaunchReport {
             } else {
                 continue;   // unset, no default: the runtime decides
             }
-            lines.add(v.name() + "=" + SecretMasker.mask(v.name(), value) + note);
+            lines.add(v.name() + "=" + (v.secret() ? Secrets.MASK : Secrets.mask(v.name(), value)) + note);
         }
-        lines.add("runtime        " + SecretMasker.maskUrl(String.join(" ", command)));
+        lines.add("runtime        " + Secrets.maskUrls(String.join(" ", command)));
         return lines;
     }
 }

@@ -20,6 +20,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.zrm.secret.Secrets;
 
 /**
  * Logs the effective ZRM configuration, secrets masked: every {@code org.zrm.*} configuration at
@@ -89,7 +90,7 @@ public final class EffectiveConfigurationLogger implements ConfigurationListener
         TreeMap<String, String> shown = new TreeMap<>();
         for (String key : Collections.list(properties.keys())) {
             if (!HIDDEN.contains(key) && !key.equals("service.pid") && !key.equals("service.factoryPid")) {
-                shown.put(key, SecretMasker.mask(key, properties.get(key)));
+                shown.put(key, Secrets.mask(key, properties.get(key)));
             }
         }
         return shown.toString();

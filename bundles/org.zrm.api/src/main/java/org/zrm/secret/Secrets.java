@@ -1,0 +1,65 @@
+package org.zrm.secret;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Masks secrets before text is logged or printed: the password part of URLs
+ * ({@code postgresql://user:secret@host/db} becomes {@code postgresql://user:****@host/db}),
+ * {@code password=} query parameters, and whole values of settings whose name says they are
+ * secret ({@code ZERO_ADMIN_PASSWORD}, {@code litestream.secretAccessKey}, {@code authToken}).
+ *
+ * <p>Masking is deliberately over-eager: a value that merely looks like a URL with a password is
+ * masked, because a log line can't be taken back.
+ */
+public final class Secrets {
+
+    /** What a hidden value looks like. */
+    public static final String MASK = "****";
+
+    private static final Pattern SECRET_NAME =
+            Pattern.compile("password|passwd|secret|token|credential|apikey|api_key|private_key");
+    // scheme://user:password@ anywhere in the text (also inside "-Dx=..." options). The password runs
+    // to the last '@' before the path, because passwords may contain '@' and ':'.
+    private static final Pattern URL_PASSWORD =
+            Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\\s]*):[^/?#\\s]*@");
+    private static final Pattern QUERY_PASSWORD =
+            Pattern.compile("([?&](?:password|sslpassword)=)[^&#\\s]*", Pattern.CASE_INSENSITIVE);
+
+    private Secrets() {
+    }
+
+    /**
+     * @param name a setting's name, e.g. an environment variable or a configuration property
+     * @return whether the name says the whole value is a secret
+     */
+    public static boolean isSecretName(String name) {
+        return SECRET_NAME.matcher(name.toLowerCase(Locale.ROOT)).find();
+    }
+
+    /**
+     * @param name the setting's name; a secret-looking name masks the whole value
+     * @param value the value, of any type; arrays are shown element by element
+     * @return the text that may be printed for this setting; {@code "null"} for a null value
+     */
+    public static String mask(String name, Object value) {
+        if (value == null) {
+            return "null";
+        }
+        if (isSecretName(name)) {
+            return MASK;
+        }
+        return maskUrls(value instanceof Object[] array ? Arrays.toString(array) : value.toString());
+    }
+
+    /**
+     * @param text any text, e.g. a connection URL or a whole command line
+     * @return the text with every URL password (user-info or query parameter) replaced by {@value #MASK}
+     */
+    public static String maskUrls(String text) {
+        String masked = URL_PASSWORD.matcher(text).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
+        return QUERY_PASSWORD.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + MASK));
+    }
+}
