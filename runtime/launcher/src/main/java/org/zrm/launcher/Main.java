@@ -22,11 +22,11 @@ public final class Main {
         // The runtime runs on the launcher's own JVM binary, whatever `java` is on the PATH.
         Path java = ProcessHandle.current().info().command().map(Path::of)
                 .orElseGet(() -> Path.of(System.getProperty("java.home"), "bin", "java"));
-        RunCommand run = new RunCommand(env,
-                new FolderResolver(env, codeLocation(), Path.of("").toAbsolutePath()),
+        FolderResolver folders = new FolderResolver(env, codeLocation(), Path.of("").toAbsolutePath());
+        RunCommand run = new RunCommand(env, folders,
                 new ChildCommand(java, System.console() != null),
                 Runtime.getRuntime()::addShutdownHook, GRACE_PERIOD, System.out, System.err);
-        Cli cli = new Cli(List.of(run, new EnvCommand(System.out)), "run", System.out, System.err);
+        Cli cli = new Cli(List.of(run, new EnvCommand(System.out), new BenchCommand(folders, java, env)), "run", System.out, System.err);
         System.exit(cli.run(args));
     }
 

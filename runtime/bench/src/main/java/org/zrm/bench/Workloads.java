@@ -1,0 +1,20 @@
+package org.zrm.bench;
+
+import java.util.List;
+import java.util.Optional;
+
+/** The known workloads. Register a new one by adding it to {@link #ALL}. */
+final class Workloads {
+
+    static final List<Workload> ALL = List.of(
+            // source-W1 / source-W2 (issue: Postgres change source)
+            // storer-W3 (issue: storer)
+    );
+
+    private Workloads() {
+    }
+
+    static Optional<Workload> find(String name) {
+        return ALL.stream().filter(w -> w.name().equals(name)).findFirst();
+    }
+}

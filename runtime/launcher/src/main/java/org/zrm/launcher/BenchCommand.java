@@ -1,0 +1,72 @@
+package org.zrm.launcher;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code zrm bench <workload>}: runs a benchmark of {@code bench/WORKLOADS.md} in its own JVM
+ * ({@code runtime/bench/target/zrm-bench.jar}), which prints {@code RESULT} lines and writes
+ * {@code target/bench/<workload>.json}. Benchmarks are never part of the test command.
+ */
+public final class BenchCommand implements Command {
+    private final FolderResolver folders;
+    private final Path java;
+    private final Map<String, String> env;
+
+    /**
+     * @param folders finds the project
+     * @param java the JVM binary to run the benchmark on
+     * @param env the environment passed on (ZRM_PG_BIN, ZRM_HOME)
+     */
+    public BenchCommand(FolderResolver folders, Path java, Map<String, String> env) {
+        this.folders = folders;
+        this.java = java;
+        this.env = env;
+    }
+
+    @Override
+    public String name() {
+        return "bench";
+    }
+
+    @Override
+    public String arguments() {
+        return "<workload> [--scale F]";
+    }
+
+    @Override
+    public String summary() {
+        return "run a benchmark against the limit measured in the same run (`zrm bench help` lists them)";
+    }
+
+    @Override
+    public int run(List<String> args) {
+        List<String> command = command(args);
+        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        builder.environment().putAll(env);
+        builder.environment().put("ZRM_HOME", folders.resolve().project().toString());
+        try {
+            return builder.start().waitFor();
+        } catch (IOException e) {
+            throw new LaunchException("cannot start the benchmark JVM: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LaunchException("interrupted while the benchmark ran");
+        }
+    }
+
+    /** The benchmark JVM's command line; fails with a build hint when the jar is missing. */
+    List<String> command(List<String> args) {
+        Path jar = folders.resolve().project().resolve("runtime/bench/target/zrm-bench.jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new LaunchException(jar + " is missing; build it with `mvn -B -ntp install -DskipTests`");
+        }
+        List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx2g", "-jar", jar.toString()));
+        command.addAll(args);
+        return command;
+    }
+}
