@@ -108,6 +108,7 @@ public class RuntimeIT {
             assertEquals(b.toString(), "ACTIVE", b.get("state").asText());
         });
         assertTrue(zrmBundles.toString(), zrmBundles.containsAll(List.of("org.zrm.api", "org.zrm.admin", "org.zrm.logbridge")));
+        assertTrue(status.toString(), status.get("healthy").asBoolean());
         status.get("components").forEach(c -> {
             String state = c.get("state").asText();
             assertTrue(c.toString(), state.equals("ACTIVE") || state.equals("SATISFIED"));

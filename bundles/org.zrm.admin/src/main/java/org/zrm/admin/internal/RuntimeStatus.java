@@ -32,7 +32,11 @@ public record RuntimeStatus(String configDir, String deployDir, List<BundleStatu
     public record UnsatisfiedReference(String name, String target) {
     }
 
-    /** True when every listed bundle is ACTIVE and no component is unsatisfied or failed. */
+    /**
+     * True when every listed bundle is ACTIVE and no component is unsatisfied or failed. Serialised
+     * as {@code "healthy"} so that monitors need not re-derive it from the lists.
+     */
+    @com.fasterxml.jackson.annotation.JsonProperty("healthy")
     public boolean healthy() {
         return bundles.stream().allMatch(b -> "ACTIVE".equals(b.state()))
                 && components.stream().allMatch(c -> "ACTIVE".equals(c.state()) || "SATISFIED".equals(c.state()));
