@@ -1,0 +1,98 @@
+package org.zrm.storer.internal;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zrm.changelog.CatchupCursor;
+import org.zrm.changelog.ChangeLogEntry;
+import org.zrm.changelog.ChangeLogException;
+import org.zrm.changelog.WatermarkTooOldException;
+
+/**
+ * Walks the rows {@code >= subscriber watermark} and {@code <= lastWatermark} in
+ * {@code (watermark, pos)} order and applies upstream's start rules: rows at the subscriber's own
+ * watermark are skipped; a subscriber at the replica version is found without a row; a first row
+ * newer than the subscriber means its changes were purged.
+ *
+ * <p>QUIRK (spec §9.3.5): a subscriber at the replica version is accepted even when the log's
+ * oldest row is newer, as upstream does; the initial rows written at the replica version make
+ * this safe as long as the log is not purged past them while such a replica can still connect
+ * (purges are gated by every subscriber's ack and by backups).
+ */
+final class PgCatchupCursor implements CatchupCursor {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PgCatchupCursor.class);
+
+    private final PreparedStatement statement;
+    private final ResultSet rows;
+    private final String watermark;
+    private final int batchRows;
+    private boolean found;
+    private boolean exhausted;
+    private boolean closed;
+
+    PgCatchupCursor(PreparedStatement statement, ResultSet rows, String watermark, boolean found, int batchRows) {
+        this.statement = statement;
+        this.rows = rows;
+        this.watermark = watermark;
+        this.found = found;
+        this.batchRows = batchRows;
+    }
+
+    @Override
+    public List<ChangeLogEntry> nextBatch() throws ChangeLogException {
+        if (closed) {
+            throw new ChangeLogException("catch-up cursor is closed");
+        }
+        List<ChangeLogEntry> out = new ArrayList<>();
+        try {
+            // Loops past rows at the subscriber's own watermark, so an empty list means exhausted.
+            while (!exhausted && out.size() < batchRows) {
+                if (!rows.next()) {
+                    exhausted = true;
+                    break;
+                }
+                String w = rows.getString(1);
+                if (w.equals(watermark)) {
+                    found = true;
+                } else if (found) {
+                    out.add(new ChangeLogEntry(w, rows.getLong(2), rows.getString(3), rows.getString(4), null));
+                } else {
+                    exhausted = true;
+                    throw new WatermarkTooOldException(w, watermark);
+                }
+            }
+        } catch (SQLException e) {
+            throw new ChangeLogException("reading catch-up rows after " + watermark + " failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    @Override
+    public boolean foundStart() {
+        return found;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            rows.close();
+            statement.close();
+        } catch (SQLException e) {
+            // The snapshot's transaction ends right after and takes the portal with it.
+            LOG.debug("changelog: closing catch-up cursor failed: {}", e.getMessage());
+        }
+    }
+}
