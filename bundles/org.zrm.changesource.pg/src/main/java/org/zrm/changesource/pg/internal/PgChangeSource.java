@@ -1,0 +1,376 @@
+package org.zrm.changesource.pg.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zrm.changesource.AutoResetException;
+import org.zrm.changesource.ChangeSource;
+import org.zrm.changesource.ChangeSourceAbortedException;
+import org.zrm.changesource.ChangeSourceException;
+import org.zrm.changesource.ChangeStream;
+import org.zrm.changesource.SubscriptionState;
+import org.zrm.changesource.pg.internal.replication.CatalogColumnParsers;
+import org.zrm.changesource.pg.internal.replication.ColumnParsers;
+import org.zrm.changesource.pg.internal.replication.PgErrors;
+import org.zrm.changesource.pg.internal.replication.ReplicationStream;
+import org.zrm.changesource.pg.internal.setup.ShardId;
+import org.zrm.changesource.pg.internal.stream.ChangeMaker;
+import org.zrm.changesource.pg.internal.stream.LagReporter;
+import org.zrm.changesource.pg.internal.stream.PassThroughDdlHandler;
+import org.zrm.changesource.pg.internal.stream.PgChangeStream;
+import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
+import org.zrm.protocol.BackfillRequest;
+import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.watermark.Watermarks;
+
+/**
+ * The Postgres change source: initialisation through the setup/sync code, then logical
+ * replication streams of the replica's slot (upstream's {@code PostgresChangeSource}).
+ *
+ * <p>Threads: the caller's thread for {@link #initialize}/{@link #startStream}; per stream one
+ * pump thread (see {@link ReplicationStream}); one scheduler thread for liveness watchdogs and lag
+ * reports.
+ */
+public final class PgChangeSource implements ChangeSource {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PgChangeSource.class);
+    static final String REPLICATION_APP_NAME = "zero-replicator";
+    static final String CONTROL_APP_NAME = "zero-change-source";
+
+    private final PgSourceSettings settings;
+    private final ShardId shard;
+    private final UpstreamDb db;
+    private final ReplicaInitializer initializer;
+    private final ScheduledExecutorService scheduler;
+    private final ProtocolCodec codec = new ProtocolCodec();
+
+    private volatile SubscriptionState state;
+    private volatile LagReporter lagReporter;
+    private volatile PgChangeStream current;
+    private volatile boolean stopped;
+
+    /**
+     * @param settings validated settings
+     * @param initializer shard setup, slot creation and initial sync
+     */
+    public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.shard = settings.shard();
+        this.db = new UpstreamDb(settings.upstreamUri());
+        this.initializer = Objects.requireNonNull(initializer, "initializer");
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "zrm-pg-source-timer-" + shard.schema());
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        this.scheduler = timer;
+    }
+
+    /** @return the upstream database (connections for tests, benchmarks and the setup code) */
+    public UpstreamDb db() {
+        return db;
+    }
+
+    @Override
+    public SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException {
+        checkNotStopped();
+        preflight();
+        SubscriptionState s = initializer.initialize(resetReplica);
+        state = s;
+        LOG.info("pg change source {} initialized: replicaVersion={} watermark={} publications={}", shard.schema(),
+                s.replicaVersion(), s.watermark(), s.publications());
+        return s;
+    }
+
+    /**
+     * Connects once and checks {@code wal_level}, so that the two most common misconfigurations
+     * produce one clear line instead of a failure deep inside initial sync.
+     */
+    void preflight() throws ChangeSourceException {
+        try (Connection c = db.open(CONTROL_APP_NAME); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SHOW wal_level")) {
+            rs.next();
+            String level = rs.getString(1);
+            if (!"logical".equals(level)) {
+                String msg = "upstream " + db + " has wal_level = " + level
+                        + "; logical replication needs wal_level = logical (set it in postgresql.conf and restart"
+                        + " Postgres)";
+                LOG.error(msg);
+                throw new ChangeSourceException(msg);
+            }
+        } catch (SQLException e) {
+            ChangeSourceException t = PgErrors.translate("connecting to upstream " + db, e);
+            LOG.error(t.getMessage());
+            throw t;
+        }
+    }
+
+    @Override
+    public OptionalLong startLagReporter() {
+        if (settings.lagReportIntervalMs() <= 0) {
+            LOG.info("replication lag reports disabled (replicationLag.reportIntervalMs <= 0)");
+            return OptionalLong.empty();
+        }
+        LagReporter r = new LagReporter(shard.appId(), shard.shardNum(), settings.lagReportIntervalMs(),
+                () -> db.open(CONTROL_APP_NAME), scheduler, System::currentTimeMillis, codec);
+        lagReporter = r;
+        return OptionalLong.of(r.start());
+    }
+
+    @Override
+    public ChangeStream startStream(String afterWatermark, List<BackfillRequest> backfillRequests)
+            throws ChangeSourceException, InterruptedException {
+        checkNotStopped();
+        SubscriptionState s = state;
+        if (s == null) {
+            throw new ChangeSourceException("startStream called before initialize");
+        }
+        if (!backfillRequests.isEmpty()) {
+            LOG.warn("{} backfill request(s) not resumed: backfill is not supported by this version",
+                    backfillRequests.size());
+        }
+        String slot;
+        List<String> publications;
+        try (Connection c = db.open(CONTROL_APP_NAME)) {
+            String[] replica = replicaAtVersion(c, s.replicaVersion());
+            slot = replica[1];
+            checkSlot(c, slot);
+            takeOver(c, slot, replica[0]);
+            publications = shardPublications(c);
+        } catch (SQLException e) {
+            throw PgErrors.translate("preparing the replication stream of " + shard.schema(), e);
+        }
+        return openStream(slot, publications, afterWatermark);
+    }
+
+    /**
+     * Opens a replication stream of {@code slot} without the shard checks of {@link #startStream}:
+     * what the stream tests and the {@code source-W1}/{@code source-W2} benchmarks use (the latter
+     * then take and discard messages, acking each commit).
+     *
+     * @param slot an existing logical slot
+     * @param publications the publications to stream
+     * @param afterWatermark the last stored watermark; streaming starts at {@code major + 1}
+     */
+    public PgChangeStream openStream(String slot, List<String> publications, String afterWatermark)
+            throws ChangeSourceException, InterruptedException {
+        checkNotStopped();
+        long startLsn = Watermarks.restartLsn(afterWatermark).asLong();
+        ColumnParsers parsers;
+        try (Connection c = db.open(CONTROL_APP_NAME)) {
+            parsers = new CatalogColumnParsers(PgTypeCatalog.load(c), this::reloadCatalog);
+        } catch (SQLException e) {
+            throw PgErrors.translate("reading pg_type for slot " + slot, e);
+        }
+        ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(), new PassThroughDdlHandler(codec));
+        AtomicReference<ReplicationStream> running = new AtomicReference<>();
+        PgChangeStream stream = new PgChangeStream(slot, maker, lagReporter, settings.bufferMessages(),
+                settings.bufferBytes(), failure -> classifyStreamFailure(slot, running.get(), failure));
+        Connection repl;
+        try {
+            repl = db.openReplication(REPLICATION_APP_NAME);
+        } catch (SQLException e) {
+            ChangeSourceException t = PgErrors.translate("opening a replication connection to " + db, e);
+            LOG.error(t.getMessage());
+            throw t;
+        }
+        ReplicationStream rs = ReplicationStream.start(repl, settings.streamSettings(slot, publications), startLsn,
+                parsers, stream, scheduler);
+        running.set(rs);
+        stream.attach(rs);
+        PgChangeStream previous = current;
+        current = stream;
+        if (previous != null && previous != stream) {
+            previous.close();
+        }
+        if (stopped) {
+            stream.close();
+        }
+        return stream;
+    }
+
+    private PgTypeCatalog reloadCatalog() {
+        try (Connection c = db.open(CONTROL_APP_NAME)) {
+            return PgTypeCatalog.load(c);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
+    }
+
+    /** @return {id, slot} of the newest replica row at {@code replicaVersion} */
+    private String[] replicaAtVersion(Connection c, String replicaVersion) throws SQLException, AutoResetException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot FROM " + quote(shard.schema())
+                + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
+            ps.setString(1, replicaVersion);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new AutoResetException("No replication slot for replica at version " + replicaVersion);
+                }
+                return new String[] {rs.getString(1), rs.getString(2)};
+            }
+        }
+    }
+
+    /** Upstream checks the slot at startup; checking before every stream also catches WAL loss while we were down. */
+    private void checkSlot(Connection c, String slot) throws SQLException, ChangeSourceException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT restart_lsn, wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new ChangeSourceAbortedException("replication slot " + slot + " is missing. A different"
+                            + " replication-manager should now be running on a new replication slot.");
+                }
+                if (rs.getString(1) == null || "lost".equals(rs.getString(2))) {
+                    String msg = "replication slot " + slot + " has been invalidated for exceeding the"
+                            + " max_slot_wal_keep_size; the replica must be re-synced";
+                    LOG.error(msg);
+                    throw new AutoResetException(msg);
+                }
+            }
+        }
+    }
+
+    /** Terminates the slot's current walsender (an older stream, possibly of another manager) and records us as subscriber. */
+    private void takeOver(Connection c, String slot, String replicaId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(active_pid) AS terminated,"
+                + " active_pid AS pid FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next() && rs.getObject(2) != null) {
+                    LOG.info("terminated walsender {} of replication slot {}", rs.getLong(2), slot);
+                }
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + quote(shard.schema())
+                + ".replicas SET \"subscriberContext\" = json_build_object('appID', ?::text, 'hostname', ?::text,"
+                + " 'timestamp', (extract(epoch from now()) * 1000)::int8) WHERE id = ?")) {
+            ps.setString(1, shard.appId());
+            ps.setString(2, hostname());
+            ps.setString(3, replicaId);
+            ps.executeUpdate();
+        }
+    }
+
+    private List<String> shardPublications(Connection c) throws SQLException, ChangeSourceException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                "SELECT publications FROM " + quote(shard.schema()) + ".\"shardConfig\"")) {
+            if (!rs.next()) {
+                throw new AutoResetException("upstream shard " + shard.schema() + " has no shardConfig row");
+            }
+            return new ArrayList<>(Arrays.asList((String[]) rs.getArray(1).getArray()));
+        }
+    }
+
+    /**
+     * Refines why a stream ended, by asking the server.
+     * <ul>
+     *   <li>An invalidated slot (Postgres terminates the walsender of a slot it invalidates) must
+     *       lead to a re-sync, not a stop or a retry loop.</li>
+     *   <li>pgjdbc reports a terminated walsender as a plain connection failure (it drops the
+     *       server's 57P01 error while reading to the end of the socket). If the server is
+     *       reachable and our walsender is gone, it was terminated, normally by another
+     *       replication manager taking over the slot: that is upstream's {@code ShutdownSignal},
+     *       an abort.</li>
+     * </ul>
+     */
+    private ChangeSourceException classifyStreamFailure(String slot, ReplicationStream stream,
+            ChangeSourceException failure) {
+        if (!failure.isRetryable()) {
+            return failure;
+        }
+        try (Connection c = db.open(CONTROL_APP_NAME)) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT restart_lsn, wal_status FROM pg_replication_slots WHERE slot_name = ?")) {
+                ps.setString(1, slot);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next() && (rs.getString(1) == null || "lost".equals(rs.getString(2)))) {
+                        LOG.error("replication slot {} was invalidated (max_slot_wal_keep_size exceeded); the"
+                                + " replica must be re-synced", slot);
+                        return new AutoResetException("replication slot " + slot + " has been invalidated for"
+                                + " exceeding the max_slot_wal_keep_size", failure);
+                    }
+                }
+            }
+            boolean connectionLost = failure.getCause() instanceof SQLException se
+                    && se.getSQLState() != null && se.getSQLState().startsWith("08");
+            if (connectionLost && stream != null && stream.backendPid() != 0 && backendGone(c, stream.backendPid())) {
+                return new ChangeSourceAbortedException("replication stream on slot " + slot + ": shutdown signal"
+                        + " received (e.g. another replication manager taking over the replication stream)", failure);
+            }
+        } catch (SQLException e) {
+            LOG.debug("server check after stream failure of {}: {}", slot, e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return failure;
+    }
+
+    private static boolean backendGone(Connection c, int pid) throws SQLException, InterruptedException {
+        // A terminated backend leaves pg_stat_activity a moment after its socket closes; there is
+        // no signal for another process's exit, so poll briefly.
+        for (int i = 0; i < 20; i++) {
+            try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM pg_stat_activity WHERE pid = ?")) {
+                ps.setInt(1, pid);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return true;
+                    }
+                }
+            }
+            Thread.sleep(50);
+        }
+        return false;
+    }
+
+    @Override
+    public void stop() {
+        stopped = true;
+        PgChangeStream s = current;
+        if (s != null) {
+            s.close();
+        }
+        LagReporter r = lagReporter;
+        if (r != null) {
+            r.stop();
+        }
+        scheduler.shutdownNow();
+        try {
+            scheduler.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void checkNotStopped() throws ChangeSourceException {
+        if (stopped) {
+            throw new ChangeSourceException("pg change source " + shard.schema() + " is stopped");
+        }
+    }
+
+    private static String quote(String id) {
+        return "\"" + id.replace("\"", "\"\"") + "\"";
+    }
+
+    private static String hostname() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package org.zrm.changesource.pg.internal;
+
+import java.util.List;
+import java.util.OptionalLong;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zrm.changesource.ChangeSource;
+import org.zrm.changesource.ChangeSourceException;
+import org.zrm.changesource.ChangeStream;
+import org.zrm.changesource.SubscriptionState;
+import org.zrm.changesource.pg.internal.setup.ShardId;
+import org.zrm.protocol.BackfillRequest;
+
+/**
+ * Registers the Postgres {@link ChangeSource} ({@code zrm.changesource.type=pg}). Activation only
+ * validates the configuration; nothing connects to the database until the change streamer calls
+ * {@link #initialize(boolean)}.
+ */
+@Component(service = ChangeSource.class, configurationPid = "org.zrm.changesource.pg",
+        configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
+@Designate(ocd = PgChangeSourceConfig.class)
+public final class PgChangeSourceComponent implements ChangeSource {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
+    private final PgChangeSource source;
+
+    @Activate
+    public PgChangeSourceComponent(PgChangeSourceConfig config) {
+        PgSourceSettings settings = settings(config);
+        this.source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings));
+        LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
+                source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
+    }
+
+    static PgSourceSettings settings(PgChangeSourceConfig c) {
+        return new PgSourceSettings(c.upstream_db(), new ShardId(c.app_id(), c.shard_num()),
+                PgSourceSettings.splitPublications(c.app_publications()), c.replica_file(),
+                c.replicationLag_reportIntervalMs(), c.replication_inboundTimeoutMs(), c.replication_keepaliveFraction(),
+                c.replication_slotActiveRetries(), c.replication_slotActiveRetryDelayMs(),
+                c.replication_maxMessageBytes(), c.replication_bufferMessages(), c.replication_bufferBytes());
+    }
+
+    @Deactivate
+    void deactivate() {
+        source.stop();
+    }
+
+    @Override
+    public SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException {
+        return source.initialize(resetReplica);
+    }
+
+    @Override
+    public OptionalLong startLagReporter() throws ChangeSourceException {
+        return source.startLagReporter();
+    }
+
+    @Override
+    public ChangeStream startStream(String afterWatermark, List<BackfillRequest> backfillRequests)
+            throws ChangeSourceException, InterruptedException {
+        return source.startStream(afterWatermark, backfillRequests);
+    }
+
+    @Override
+    public void stop() {
+        source.stop();
+    }
+}

@@ -1,0 +1,146 @@
+package org.zrm.changesource.pg.internal.stream;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.zrm.changesource.ChangeSourceException;
+import org.zrm.protocol.ChangeStreamMessage;
+
+/**
+ * The bounded hand-off between the replication pump and the consumer of a change stream.
+ *
+ * <p><b>Bounds.</b> The pump asks {@link #hasRoom()} before it reads the next replication message
+ * and stops reading the socket while the buffer holds {@code maxMessages} messages or
+ * {@code maxBytes} bytes; Postgres is then throttled by TCP. One replication message may produce a
+ * few protocol messages, so the buffer can exceed its bounds by that one message's output (at most
+ * the configured maximum replication message size); {@link #offer} never blocks and never drops.
+ *
+ * <p><b>End.</b> {@link #finish} records how the stream ended. Messages already buffered are still
+ * delivered for a clean end; for a failure the consumer sees the failure at once (undelivered
+ * messages were never acked, so they are re-sent after the restart).
+ */
+public final class MessageBuffer {
+
+    private final int maxMessages;
+    private final long maxBytes;
+    private final Runnable onRoom;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition notEmpty = lock.newCondition();
+    private final ArrayDeque<ChangeStreamMessage> messages = new ArrayDeque<>();
+    private final ArrayDeque<Integer> costs = new ArrayDeque<>();
+    private long bytes;
+    private volatile boolean full;
+    private ChangeSourceException end;
+    private boolean endIsClean;
+
+    /**
+     * @param maxMessages message bound (≥ 1)
+     * @param maxBytes byte bound (≥ 1)
+     * @param onRoom called (outside the lock) when a take makes room after the buffer was full
+     */
+    public MessageBuffer(int maxMessages, long maxBytes, Runnable onRoom) {
+        if (maxMessages < 1 || maxBytes < 1) {
+            throw new IllegalArgumentException("buffer bounds must be positive");
+        }
+        this.maxMessages = maxMessages;
+        this.maxBytes = maxBytes;
+        this.onRoom = onRoom;
+    }
+
+    /** Whether the producer may read another replication message. */
+    public boolean hasRoom() {
+        return !full;
+    }
+
+    /** Adds a message; never blocks (see the class description for the bound). */
+    public void offer(ChangeStreamMessage message, int cost) {
+        lock.lock();
+        try {
+            if (end != null) {
+                return;
+            }
+            messages.addLast(message);
+            costs.addLast(cost);
+            bytes += cost;
+            full = messages.size() >= maxMessages || bytes >= maxBytes;
+            notEmpty.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Ends the buffer; the first end wins.
+     *
+     * @param reason the end of the stream
+     * @param clean whether buffered messages are still delivered before {@code reason}
+     */
+    public void finish(ChangeSourceException reason, boolean clean) {
+        lock.lock();
+        try {
+            if (end == null) {
+                end = reason;
+                endIsClean = clean;
+                if (!clean) {
+                    messages.clear();
+                    costs.clear();
+                    bytes = 0;
+                }
+                notEmpty.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * @param timeout how long to wait; {@code null} waits indefinitely
+     * @return the next message, or {@code null} on timeout
+     */
+    public ChangeStreamMessage poll(Duration timeout) throws ChangeSourceException, InterruptedException {
+        boolean signal;
+        ChangeStreamMessage m;
+        lock.lockInterruptibly();
+        try {
+            long nanos = timeout == null ? Long.MAX_VALUE : Math.max(0, timeout.toNanos());
+            while (messages.isEmpty()) {
+                if (end != null) {
+                    throw end;
+                }
+                if (timeout == null) {
+                    notEmpty.await();
+                } else {
+                    if (nanos <= 0) {
+                        return null;
+                    }
+                    nanos = notEmpty.awaitNanos(nanos);
+                }
+            }
+            if (end != null && !endIsClean) {
+                throw end;
+            }
+            m = messages.pollFirst();
+            bytes -= costs.pollFirst();
+            boolean wasFull = full;
+            full = messages.size() >= maxMessages || bytes >= maxBytes;
+            signal = wasFull && !full;
+        } finally {
+            lock.unlock();
+        }
+        if (signal && onRoom != null) {
+            onRoom.run();
+        }
+        return m;
+    }
+
+    /** @return the number of buffered messages */
+    public int size() {
+        lock.lock();
+        try {
+            return messages.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package org.zrm.changesource.pg.internal.stream;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zrm.changesource.ChangeSourceException;
+import org.zrm.changesource.ChangeStream;
+import org.zrm.changesource.ChangeStreamClosedException;
+import org.zrm.changesource.pg.internal.replication.PgOutputMessage;
+import org.zrm.changesource.pg.internal.replication.ReplicationStream;
+import org.zrm.changesource.pg.internal.replication.StreamHandler;
+import org.zrm.protocol.ChangeSourceUpstream;
+import org.zrm.protocol.ChangeStreamMessage;
+import org.zrm.protocol.ChangeStreamMessage.StatusMessage;
+import org.zrm.protocol.DownstreamStatus;
+import org.zrm.protocol.Passthrough;
+import org.zrm.watermark.Lsn;
+
+/**
+ * A {@link ChangeStream} over one Postgres replication stream: the message loop of upstream's
+ * {@code PostgresChangeSource#startStream} (spec §2.8) without backfills.
+ *
+ * <p>The replication pump thread parses each message, converts it ({@link ChangeMaker}), shows it
+ * to the {@link Acker} and appends it to a bounded {@link MessageBuffer}; the consumer takes from
+ * that buffer. Keepalives become {@code status} messages: with a reply request they are forwarded
+ * (the consumer's echo confirms the position), without one they only reach the Acker, which
+ * confirms them itself when nothing is outstanding. Lag reports are forwarded as statuses.
+ */
+public final class PgChangeStream implements ChangeStream, StreamHandler {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PgChangeStream.class);
+    /** Accounting cost of a status or control message, which has no wire payload of its own. */
+    private static final int STATUS_COST = 64;
+
+    private final String slot;
+    private final ChangeMaker changeMaker;
+    private final LagReporter lagReporter;
+    private final MessageBuffer buffer;
+    private final Acker acker;
+    private final UnaryOperator<ChangeSourceException> classifier;
+    private volatile ReplicationStream stream;
+    private volatile boolean closed;
+
+    /**
+     * @param slot the replication slot, for logs
+     * @param changeMaker converts pgoutput messages
+     * @param lagReporter the source's lag reporter, or {@code null}
+     * @param maxMessages buffer bound in messages
+     * @param maxBytes buffer bound in bytes (replication message sizes)
+     * @param classifier refines the failure that ended the stream (e.g. a terminated walsender whose
+     *     slot turns out to be invalidated becomes an auto-reset); runs on the pump thread
+     */
+    public PgChangeStream(String slot, ChangeMaker changeMaker, LagReporter lagReporter, int maxMessages,
+            long maxBytes, UnaryOperator<ChangeSourceException> classifier) {
+        this.classifier = classifier == null ? UnaryOperator.identity() : classifier;
+        this.slot = Objects.requireNonNull(slot, "slot");
+        this.changeMaker = Objects.requireNonNull(changeMaker, "changeMaker");
+        this.lagReporter = lagReporter;
+        this.buffer = new MessageBuffer(maxMessages, maxBytes, this::wakePump);
+        this.acker = new Acker(this::sendAck);
+    }
+
+    /** Attaches the running replication stream (after {@link ReplicationStream#start}). */
+    public void attach(ReplicationStream replication) {
+        this.stream = replication;
+        if (closed) {
+            replication.close();
+        }
+    }
+
+    private void wakePump() {
+        ReplicationStream s = stream;
+        if (s != null) {
+            s.wake();
+        }
+    }
+
+    private void sendAck(long lsn) {
+        ReplicationStream s = stream;
+        if (s != null) {
+            s.ack(lsn);
+        }
+    }
+
+    // ------------------------------------------------------------------ StreamHandler (pump thread)
+
+    @Override
+    public boolean hasRoom() {
+        return buffer.hasRoom();
+    }
+
+    @Override
+    public void onMessage(long lsn, PgOutputMessage message, int wireBytes) {
+        if (lagReporter != null) {
+            if (message instanceof PgOutputMessage.Message m && lagReporter.isLagReport(m)) {
+                try {
+                    pushStatus(lagReporter.process(m));
+                } catch (RuntimeException e) {
+                    LOG.warn("ignoring malformed lag report at {} on slot {}: {}", Lsn.of(lsn), slot, e.toString());
+                }
+                return;
+            }
+            StatusMessage lag = lagReporter.checkCurrentLsn(lsn);
+            if (lag != null) {
+                pushStatus(lag);
+            }
+        }
+        push(changeMaker.makeChanges(lsn, message), wireBytes);
+    }
+
+    @Override
+    public void onUnparseable(long lsn, RuntimeException error) {
+        push(changeMaker.fail(lsn, "an unparseable replication message", error), STATUS_COST);
+    }
+
+    @Override
+    public void onKeepalive(long walEnd, boolean replyRequested) {
+        pushStatus(new StatusMessage(new DownstreamStatus(replyRequested, null, Passthrough.NONE),
+                Lsn.of(walEnd).toWatermark()));
+    }
+
+    @Override
+    public void onEnd(ChangeSourceException end) {
+        ChangeSourceException failure = end;
+        if (!(end instanceof ChangeStreamClosedException) && !closed) {
+            try {
+                failure = classifier.apply(end);
+            } catch (RuntimeException e) {
+                LOG.warn("cannot classify the failure of slot {}: {}", slot, e.toString());
+            }
+        }
+        if (!(failure instanceof ChangeStreamClosedException) && !closed) {
+            LOG.warn("change stream on slot {} failed: {}", slot, failure.getMessage());
+        }
+        buffer.finish(failure, failure instanceof ChangeStreamClosedException && !closed);
+    }
+
+    private void push(List<ChangeStreamMessage> messages, int wireBytes) {
+        int n = messages.size();
+        for (int i = 0; i < n; i++) {
+            ChangeStreamMessage m = messages.get(i);
+            acker.onChange(m);
+            buffer.offer(m, i == 0 ? Math.max(wireBytes, 1) : STATUS_COST);
+        }
+    }
+
+    private void pushStatus(StatusMessage status) {
+        acker.onChange(status);
+        // Unechoed keepalives stay here: the Acker has handled them, the consumer needs nothing.
+        if (Boolean.TRUE.equals(status.status().ack()) || status.status().lagReport() != null) {
+            buffer.offer(status, STATUS_COST);
+        }
+    }
+
+    // ------------------------------------------------------------------ ChangeStream (consumer)
+
+    @Override
+    public ChangeStreamMessage take() throws ChangeSourceException, InterruptedException {
+        return buffer.poll(null);
+    }
+
+    @Override
+    public ChangeStreamMessage poll(Duration timeout) throws ChangeSourceException, InterruptedException {
+        return buffer.poll(Objects.requireNonNull(timeout, "timeout"));
+    }
+
+    @Override
+    public void ack(ChangeSourceUpstream ack) {
+        if (closed || ack == null) {
+            return;
+        }
+        try {
+            acker.ack(ack.watermark());
+        } catch (RuntimeException e) {
+            LOG.warn("ignoring ack with invalid watermark {} on slot {}: {}", ack.watermark(), slot, e.toString());
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            buffer.finish(new ChangeStreamClosedException("change stream on slot " + slot + " was closed"), false);
+            ReplicationStream s = stream;
+            if (s != null) {
+                s.close();
+            }
+        }
+    }
+
+    /** @return the number of messages waiting for the consumer (for tests and diagnostics) */
+    public int buffered() {
+        return buffer.size();
+    }
+}

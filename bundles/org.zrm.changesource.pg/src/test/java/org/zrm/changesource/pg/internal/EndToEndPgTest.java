@@ -1,0 +1,45 @@
+package org.zrm.changesource.pg.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.zrm.changesource.pg.internal.SourceFixture.*;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.zrm.changesource.ChangeStream;
+import org.zrm.changesource.SubscriptionState;
+import org.zrm.protocol.ChangeStreamMessage;
+import org.zrm.testing.PgDatabase;
+import org.zrm.testing.PostgresTest;
+
+/** initialize (shard setup + initial sync by the setup/sync packages) followed by streaming. */
+@PostgresTest
+class EndToEndPgTest {
+
+    @Test
+    void initializeThenStream(PgDatabase db, @TempDir Path dir) throws Exception {
+        try (Connection c = db.connect()) {
+            exec(c, "CREATE TABLE e2e(id INT PRIMARY KEY, v TEXT)", "INSERT INTO e2e VALUES (1, 'synced')");
+        }
+        PgSourceSettings settings = settings(db.uri()).withReplicaFile(dir.resolve("replica.db").toString());
+        PgChangeSource source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings));
+        try {
+            SubscriptionState state = source.initialize(false);
+            assertEquals(state.replicaVersion(), state.watermark());
+            ChangeStream stream = source.startStream(state.watermark(), List.of());
+            try (Connection c = db.connect()) {
+                exec(c, "INSERT INTO e2e VALUES (2, 'streamed')");
+            }
+            List<ChangeStreamMessage> tx = takeTransactions(stream, 1, Duration.ofSeconds(20));
+            assertTrue(CODEC.encode(tx.get(1)).contains("\"new\":{\"id\":2,\"v\":\"streamed\"}"), encode(tx).toString());
+            assertTrue(((ChangeStreamMessage.BeginMessage) tx.get(0)).commitWatermark().compareTo(state.watermark()) > 0);
+            stream.close();
+        } finally {
+            source.stop();
+        }
+    }
+}

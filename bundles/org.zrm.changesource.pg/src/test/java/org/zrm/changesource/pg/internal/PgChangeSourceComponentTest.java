@@ -1,0 +1,61 @@
+package org.zrm.changesource.pg.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Proxy;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Configuration mapping of the DS component; activation must not touch the database. */
+class PgChangeSourceComponentTest {
+
+    /** A config instance with the OCD's defaults, overridden by {@code values} (keyed by method name). */
+    static PgChangeSourceConfig config(Map<String, Object> values) {
+        return (PgChangeSourceConfig) Proxy.newProxyInstance(PgChangeSourceConfig.class.getClassLoader(),
+                new Class<?>[] {PgChangeSourceConfig.class}, (proxy, method, args) -> {
+                    if (values.containsKey(method.getName())) {
+                        return values.get(method.getName());
+                    }
+                    if (method.getDefaultValue() != null) {
+                        return method.getDefaultValue();
+                    }
+                    throw new IllegalStateException("no value for " + method.getName());
+                });
+    }
+
+    @Test
+    void defaultsFollowZeroCache() {
+        PgSourceSettings s = PgChangeSourceComponent.settings(config(Map.of("upstream_db",
+                "postgresql://u:secret@127.0.0.1:1/db")));
+        assertEquals("zero", s.shard().appId());
+        assertEquals(0, s.shard().shardNum());
+        assertEquals(List.of(), s.publications());
+        assertEquals("zero.db", s.replicaFile());
+        assertEquals(30_000, s.lagReportIntervalMs());
+        assertEquals(0, s.inboundTimeoutMs());
+        assertEquals(0.75, s.keepaliveFraction());
+        assertEquals(5, s.slotActiveRetries());
+    }
+
+    @Test
+    void activationDoesNotConnectAndMasksTheSecret() {
+        // Port 1 is closed: activation still succeeds because nothing connects yet.
+        PgChangeSourceComponent c = new PgChangeSourceComponent(config(Map.of("upstream_db",
+                "postgresql://u:secret@127.0.0.1:1/db", "app_publications", new String[] {"a,b", " c ", ""})));
+        c.stop();
+        assertEquals(List.of("a", "b", "c"), PgSourceSettings.splitPublications(new String[] {"a,b", " c ", ""}));
+        assertTrue(new UpstreamDb("postgresql://u:secret@127.0.0.1:1/db").toString().contains("u:****@"));
+    }
+
+    @Test
+    void badConfigurationFailsActivation() {
+        assertThrows(IllegalArgumentException.class, () -> new PgChangeSourceComponent(config(Map.of("upstream_db", ""))));
+        assertThrows(IllegalArgumentException.class, () -> new PgChangeSourceComponent(config(Map.of(
+                "upstream_db", "postgresql://u@127.0.0.1:1/db", "app_id", "Bad-App"))));
+        assertThrows(IllegalArgumentException.class, () -> new PgChangeSourceComponent(config(Map.of(
+                "upstream_db", "mysql://u@127.0.0.1:1/db"))));
+    }
+}
