@@ -329,6 +329,8 @@ public final class InitialSync {
                     if (failure.get() != null) {
                         break;
                     }
+                    // Timed poll: the writer must also notice worker failure/completion and emit
+                    // progress lines while no batch arrives (e.g. a worker waiting on a large table).
                     CopyBatch batch = queue.poll(100, TimeUnit.MILLISECONDS);
                     if (batch != null) {
                         inserter.insert(batch);
