@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.ops4j.pax.exam.Option;
+import org.zrm.testing.PgDatabase;
+import org.zrm.testing.TestPostgres;
 
 /**
  * Pax Exam options that reproduce the shipped runtime: every bundle the resolver put into
@@ -34,6 +36,8 @@ final class ZrmRuntimeOptions {
     static final String HTTP_PORT = "org.osgi.service.http.port";
     /** A second deploy folder, named only through a property, for the interpolation test. */
     static final String ALT_DEPLOY_DIR = "zrm.it.alt.deploy";
+    /** URI of the throwaway upstream/change database the runtime's components are configured with. */
+    static final String UPSTREAM_URI = "zrm.it.upstream";
 
     private static final Pattern RUNBUNDLE = Pattern.compile("^\\s*([\\w.\\-]+);version='[^']*';startlevel=(\\d+)");
 
@@ -60,9 +64,16 @@ final class ZrmRuntimeOptions {
         }
         Path config = mkdirs(workDir.resolve("conf"));
         Path deploy = mkdirs(workDir.resolve("deploy"));
+        // A real PostgreSQL for the storer and the change source, configured the way an operator
+        // would: .cfg files in the watched folder. The cluster lives as long as this JVM.
+        String upstream = PgDatabase.create(TestPostgres.jvmCluster(), "zrm_it").uri();
+        writeConfig(config.resolve("org.zrm.storer.cfg"), "change.db = " + upstream + "\n");
+        writeConfig(config.resolve("org.zrm.changesource.pg.cfg"), "upstream.db = " + upstream + "\n"
+                + "replica.file = " + workDir.resolve("replica.db") + "\n");
         options.add(junitBundles());
         options.add(frameworkStartLevel(highest + 1));
         options.add(systemProperty(CONFIG_DIR).value(config.toString()));
+        options.add(systemProperty(UPSTREAM_URI).value(upstream));
         options.add(systemProperty(DEPLOY_DIR).value(deploy.toString()));
         options.add(systemProperty(ALT_DEPLOY_DIR).value(mkdirs(workDir.resolve("deploy-alt")).toString()));
         options.add(systemProperty(HTTP_PORT).value(Integer.toString(freePort())));
@@ -108,6 +119,14 @@ final class ZrmRuntimeOptions {
         try (JarFile file = new JarFile(jar.toFile())) {
             String bsn = file.getManifest().getMainAttributes().getValue("Bundle-SymbolicName");
             return bsn.split(";")[0].trim();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void writeConfig(Path file, String text) {
+        try {
+            Files.writeString(file, text);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -55,6 +55,8 @@ public final class Main {
         }
         Path home = Path.of(System.getenv().getOrDefault("ZRM_HOME", ".")).toAbsolutePath().normalize();
         Path workDir = Files.createTempDirectory("zrm-bench-" + workload.name() + "-");
+        // Clusters under it run as the postgres OS user when we are root; a 0700 folder would lock it out.
+        Files.setPosixFilePermissions(workDir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         Path pgBin = Path.of(System.getenv().getOrDefault("ZRM_PG_BIN", "/usr/lib/postgresql/15/bin"));
         List<Result> results = workload.run(new BenchContext(System.out, workDir, pgBin, scale));
         write(home.resolve("target/bench").resolve(workload.name() + ".json"), workload, scale, results);

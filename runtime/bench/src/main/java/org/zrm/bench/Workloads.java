@@ -8,7 +8,9 @@ final class Workloads {
 
     static final List<Workload> ALL = List.of(
             // source-W1 / source-W2 (issue: Postgres change source)
+            org.zrm.bench.source.SourceWorkload.w1(), org.zrm.bench.source.SourceWorkload.w2(),
             // storer-W3 (issue: storer)
+            new org.zrm.bench.storer.StorerW3()
     );
 
     private Workloads() {

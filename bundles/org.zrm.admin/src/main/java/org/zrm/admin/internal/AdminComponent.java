@@ -2,6 +2,7 @@ package org.zrm.admin.internal;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 
 import org.osgi.framework.BundleContext;
 import org.osgi.service.cm.ConfigurationAdmin;
@@ -10,10 +11,14 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.component.runtime.ServiceComponentRuntime;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.zrm.status.StatusContributor;
 
 /**
  * Owns the deploy folder watcher and publishes the runtime status. A configuration change
@@ -31,12 +36,18 @@ public final class AdminComponent implements StatusSource {
     private final StatusCollector collector;
     private volatile Path deployDir;
 
+    /** Whiteboard of status sections; replaced wholesale by SCR (field strategy), never mutated. */
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile List<StatusContributor> contributors = List.of();
+
     @Activate
     public AdminComponent(AdminConfig config, BundleContext context, @Reference ServiceComponentRuntime scr,
             @Reference ConfigurationAdmin configAdmin) {
         this.context = context;
         this.deployFolder = new DeployFolder(configAdmin);
-        this.collector = new StatusCollector(context, scr, this::configDir, () -> deployDir.toString());
+        this.collector = new StatusCollector(context, scr, this::configDir, () -> deployDir.toString(),
+                () -> contributors);
         apply(config);
     }
 

@@ -1,6 +1,7 @@
 package org.zrm.admin.internal;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * A point-in-time picture of the runtime, served as JSON by {@code GET /status} and printed by
@@ -10,9 +11,10 @@ import java.util.List;
  * @param deployDir  absolute folder where a dropped bundle jar is installed and started
  * @param bundles    every ZRM bundle ({@code org.zrm.*}) with its state
  * @param components every Declarative Services component in the framework
+ * @param sections   what {@link org.zrm.status.StatusContributor} services report, by section
  */
 public record RuntimeStatus(String configDir, String deployDir, List<BundleStatus> bundles,
-        List<ComponentStatus> components) {
+        List<ComponentStatus> components, Map<String, Object> sections) {
 
     /** One installed bundle. {@code state} is the OSGi state name, e.g. {@code ACTIVE}. */
     public record BundleStatus(long id, String symbolicName, String version, String state) {

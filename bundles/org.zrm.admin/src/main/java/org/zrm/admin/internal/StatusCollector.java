@@ -4,7 +4,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 import org.osgi.framework.Bundle;
@@ -16,9 +19,14 @@ import org.osgi.service.component.runtime.dto.UnsatisfiedReferenceDTO;
 import org.zrm.admin.internal.RuntimeStatus.BundleStatus;
 import org.zrm.admin.internal.RuntimeStatus.ComponentStatus;
 import org.zrm.admin.internal.RuntimeStatus.UnsatisfiedReference;
+import org.zrm.status.StatusContributor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Builds a {@link RuntimeStatus} from the framework and SCR's runtime DTOs. */
 final class StatusCollector {
+
+    private static final Logger LOG = LoggerFactory.getLogger(StatusCollector.class);
 
     /** Bundles whose symbolic name starts with this are "ZRM bundles" in the status. */
     static final String ZRM_PREFIX = "org.zrm.";
@@ -27,13 +35,15 @@ final class StatusCollector {
     private final ServiceComponentRuntime scr;
     private final Supplier<String> configDir;
     private final Supplier<String> deployDir;
+    private final Supplier<List<StatusContributor>> contributors;
 
     StatusCollector(BundleContext context, ServiceComponentRuntime scr, Supplier<String> configDir,
-            Supplier<String> deployDir) {
+            Supplier<String> deployDir, Supplier<List<StatusContributor>> contributors) {
         this.context = context;
         this.scr = scr;
         this.configDir = configDir;
         this.deployDir = deployDir;
+        this.contributors = contributors;
     }
 
     RuntimeStatus collect() {
@@ -48,7 +58,25 @@ final class StatusCollector {
             components.add(componentStatus(description));
         }
         components.sort(Comparator.comparing(ComponentStatus::bundle).thenComparing(ComponentStatus::name));
-        return new RuntimeStatus(configDir.get(), deployDir.get(), bundles, List.copyOf(components));
+        return new RuntimeStatus(configDir.get(), deployDir.get(), bundles, List.copyOf(components), sections());
+    }
+
+    /**
+     * One entry per contributor, sorted by section name. A contributor that throws is reported in
+     * its own section, so one broken bundle can't take the whole status page down.
+     */
+    Map<String, Object> sections() {
+        Map<String, Object> sections = new TreeMap<>();
+        for (StatusContributor contributor : contributors.get()) {
+            String name = contributor.section();
+            try {
+                sections.put(name, contributor.status());
+            } catch (RuntimeException e) {
+                LOG.warn("status section {} failed: {}", name, e.toString(), e);
+                sections.put(name, Map.of("error", e.toString()));
+            }
+        }
+        return Collections.unmodifiableMap(sections);
     }
 
     private ComponentStatus componentStatus(ComponentDescriptionDTO description) {

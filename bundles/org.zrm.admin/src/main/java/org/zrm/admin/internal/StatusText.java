@@ -33,6 +33,26 @@ final class StatusText {
                 out.append("    failure: ").append(c.failure().lines().findFirst().orElse("")).append('\n');
             }
         }
+        status.sections().forEach((name, section) -> {
+            out.append('\n').append(name).append(":\n");
+            appendValue(out, section, "  ");
+        });
         return out.toString();
+    }
+
+    /** Nested maps become indented "key: value" lines; anything else is printed as is. */
+    private static void appendValue(StringBuilder out, Object value, String indent) {
+        if (value instanceof java.util.Map<?, ?> map) {
+            map.forEach((key, nested) -> {
+                if (nested instanceof java.util.Map<?, ?>) {
+                    out.append(indent).append(key).append(":\n");
+                    appendValue(out, nested, indent + "  ");
+                } else {
+                    out.append(indent).append(key).append(": ").append(nested).append('\n');
+                }
+            });
+        } else {
+            out.append(indent).append(value).append('\n');
+        }
     }
 }

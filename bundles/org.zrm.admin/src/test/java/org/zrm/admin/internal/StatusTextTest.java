@@ -19,7 +19,9 @@ class StatusTextTest {
                 List.of(new ComponentStatus("org.zrm.storer.Storer", "org.zrm.storer", "UNSATISFIED_REFERENCE",
                         List.of(new UnsatisfiedReference("changeLog", "(zrm.changelog.kind=postgres)")), null),
                         new ComponentStatus("org.zrm.x.Broken", "org.zrm.x", "FAILED_ACTIVATION", List.of(),
-                                "java.lang.IllegalArgumentException: bad\n\tat x")));
+                                "java.lang.IllegalArgumentException: bad\n\tat x")),
+                java.util.Map.of("changesource.pg", java.util.Map.of("initialSync",
+                        java.util.Map.of("phase", "COPYING"))));
         String text = StatusText.render(status);
         assertTrue(text.contains("configDir: /c"), text);
         assertTrue(text.contains("deployDir: /d"), text);
@@ -28,15 +30,16 @@ class StatusTextTest {
         assertTrue(text.contains("unsatisfied: changeLog (zrm.changelog.kind=postgres)"), text);
         assertTrue(text.contains("failure: java.lang.IllegalArgumentException: bad"), text);
         assertFalse(text.contains("\tat x"), "only the first line of a failure is shown");
+        assertTrue(text.contains("changesource.pg:\n  initialSync:\n    phase: COPYING\n"), text);
     }
 
     @Test
     void healthyOnlyWhenAllBundlesActiveAndComponentsSatisfied() {
         RuntimeStatus ok = new RuntimeStatus("/c", "/d", List.of(new BundleStatus(1, "org.zrm.api", "1", "ACTIVE")),
-                List.of(new ComponentStatus("a", "b", "SATISFIED", List.of(), null)));
+                List.of(new ComponentStatus("a", "b", "SATISFIED", List.of(), null)), java.util.Map.of());
         assertTrue(ok.healthy());
         RuntimeStatus resolvedOnly = new RuntimeStatus("/c", "/d",
-                List.of(new BundleStatus(1, "org.zrm.api", "1", "RESOLVED")), List.of());
+                List.of(new BundleStatus(1, "org.zrm.api", "1", "RESOLVED")), List.of(), java.util.Map.of());
         assertFalse(resolvedOnly.healthy());
     }
 }

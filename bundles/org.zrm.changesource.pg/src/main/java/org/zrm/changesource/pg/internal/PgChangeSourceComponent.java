@@ -1,6 +1,8 @@
 package org.zrm.changesource.pg.internal;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -14,6 +16,8 @@ import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.ShardId;
+import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
+import org.zrm.status.StatusContributor;
 import org.zrm.protocol.BackfillRequest;
 
 /**
@@ -21,18 +25,23 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = ChangeSource.class, configurationPid = "org.zrm.changesource.pg",
+@Component(service = {ChangeSource.class, StatusContributor.class}, configurationPid = "org.zrm.changesource.pg",
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
 @Designate(ocd = PgChangeSourceConfig.class)
-public final class PgChangeSourceComponent implements ChangeSource {
+public final class PgChangeSourceComponent implements ChangeSource, StatusContributor {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
     private final PgChangeSource source;
+    private final PgSourceSettings settings;
+    private final ReplicaInitializer initializer;
 
     @Activate
     public PgChangeSourceComponent(PgChangeSourceConfig config) {
-        PgSourceSettings settings = settings(config);
-        this.source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings));
+        this.settings = settings(config);
+        this.initializer = ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()
+                .withTableCopyWorkers(config.initialSync_tableCopyWorkers())
+                .withTextCopy(config.initialSync_textCopy()));
+        this.source = new PgChangeSource(settings, initializer);
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
     }
@@ -69,5 +78,21 @@ public final class PgChangeSourceComponent implements ChangeSource {
     @Override
     public void stop() {
         source.stop();
+    }
+
+    @Override
+    public String section() {
+        return "changesource.pg";
+    }
+
+    @Override
+    public Map<String, Object> status() {
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("upstream", source.db().toString());
+        status.put("shard", settings.shard().schema());
+        status.put("publications", settings.publications());
+        status.put("replicaFile", settings.replicaFile());
+        status.put("initialSync", initializer.progress().orElse(null));
+        return status;
     }
 }

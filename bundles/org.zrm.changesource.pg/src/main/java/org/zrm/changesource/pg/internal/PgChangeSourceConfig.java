@@ -58,4 +58,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     @AttributeDefinition(name = "replication.bufferBytes", min = "1",
             description = "Bytes buffered between Postgres and the change streamer before reading pauses.")
     long replication_bufferBytes() default 16L << 20;
+
+    @AttributeDefinition(name = "initialSync.tableCopyWorkers", min = "1",
+            description = "Tables copied in parallel during initial sync (ZERO_INITIAL_SYNC_TABLE_COPY_WORKERS).")
+    int initialSync_tableCopyWorkers() default 5;
+
+    @AttributeDefinition(name = "initialSync.textCopy",
+            description = "Use text COPY instead of binary COPY for initial sync (ZERO_INITIAL_SYNC_TEXT_COPY).")
+    boolean initialSync_textCopy() default false;
 }

@@ -1,5 +1,8 @@
 package org.zrm.changesource.pg.internal;
 
+import java.util.Map;
+import java.util.Optional;
+
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.SubscriptionState;
 
@@ -17,4 +20,12 @@ public interface ReplicaInitializer {
      * @return the replica's subscription state
      */
     SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException;
+
+    /**
+     * Progress of the running or last initial sync for {@code /status} (phase, tables, rows, MB,
+     * rate, ETA); empty if none ran. Cheap and thread-safe.
+     */
+    default Optional<Map<String, Object>> progress() {
+        return Optional.empty();
+    }
 }

@@ -26,10 +26,20 @@ class EndToEndPgTest {
             exec(c, "CREATE TABLE e2e(id INT PRIMARY KEY, v TEXT)", "INSERT INTO e2e VALUES (1, 'synced')");
         }
         PgSourceSettings settings = settings(db.uri()).withReplicaFile(dir.resolve("replica.db").toString());
-        PgChangeSource source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings));
+        ReplicaInitializer initializer = ReplicaInitializers.forSettings(settings,
+                org.zrm.changesource.pg.internal.sync.InitialSyncOptions.defaults());
+        PgChangeSource source = new PgChangeSource(settings, initializer);
         try {
+            assertTrue(initializer.progress().isEmpty(), "no sync ran yet");
             SubscriptionState state = source.initialize(false);
             assertEquals(state.replicaVersion(), state.watermark());
+            // What /status shows after the sync: every published table (ours plus the shard's own
+            // metadata tables) copied, at the new replica version.
+            java.util.Map<String, Object> progress = initializer.progress().orElseThrow();
+            assertEquals("DONE", progress.get("phase"), progress.toString());
+            assertEquals(progress.get("tablesTotal"), progress.get("tablesDone"), progress.toString());
+            assertTrue((Long) progress.get("rows") >= 1, progress.toString());
+            assertEquals(state.replicaVersion(), progress.get("replicaVersion"), progress.toString());
             ChangeStream stream = source.startStream(state.watermark(), List.of());
             try (Connection c = db.connect()) {
                 exec(c, "INSERT INTO e2e VALUES (2, 'streamed')");

@@ -33,6 +33,10 @@ public final class PgOutputParser {
     private final ColumnParsers parsers;
     private final Map<Long, RelationInfo> relations = new HashMap<>();
     private final Map<Long, PgOutputMessage.Type> types = new HashMap<>();
+    // Last value per date/time column of each relation (see ValueMemo); replaced with the relation.
+    private final Map<Long, ValueMemo[]> memos = new HashMap<>();
+    private RelationInfo memoRelation;
+    private ValueMemo[] memoColumns;
 
     private byte[] buf;
     private int pos;
@@ -124,6 +128,14 @@ public final class PgOutputParser {
                 Passthrough.of(relationExtra(oid)));
         RelationInfo info = new RelationInfo(oid, schema, name, identity, List.copyOf(columns), keyColumns, wire);
         relations.put(oid, info);
+        ValueMemo[] memo = new ValueMemo[info.columns().size()];
+        for (int i = 0; i < memo.length; i++) {
+            if (ValueMemo.worthwhile(info.columns().get(i).typeOid())) {
+                memo[i] = new ValueMemo();
+            }
+        }
+        memos.put(oid, memo);
+        memoRelation = null;
         return info;
     }
 
@@ -229,6 +241,11 @@ public final class PgOutputParser {
             throw new PgOutputFormatException("tuple of " + r.schema() + "." + r.name() + " has " + n
                     + " columns, relation has " + columns.size());
         }
+        if (memoRelation != r) {
+            memoColumns = memos.get(r.oid());
+            memoRelation = r;
+        }
+        ValueMemo[] memo = memoColumns;
         LinkedHashMap<String, Object> row = new LinkedHashMap<>(n * 4 / 3 + 1);
         for (int i = 0; i < n; i++) {
             Column c = columns.get(i);
@@ -240,9 +257,18 @@ public final class PgOutputParser {
                         throw new PgOutputFormatException("value length " + len + " of column " + c.name()
                                 + " exceeds the message");
                     }
-                    String text = new String(buf, pos, len, StandardCharsets.UTF_8);
+                    ValueMemo m = memo != null && i < memo.length ? memo[i] : null;
+                    Object value;
+                    if (m != null && m.matches(buf, pos, len)) {
+                        value = m.value;
+                    } else {
+                        value = c.parser().parse(new String(buf, pos, len, StandardCharsets.UTF_8));
+                        if (m != null) {
+                            m.remember(buf, pos, len, value);
+                        }
+                    }
                     pos += len;
-                    row.put(c.name(), c.parser().parse(text));
+                    row.put(c.name(), value);
                     break;
                 }
                 case 'n':
@@ -338,5 +364,45 @@ public final class PgOutputParser {
 
     private static String printable(int b) {
         return b >= 0x20 && b < 0x7f ? String.valueOf((char) b) : String.format("0x%02x", b);
+    }
+
+    /**
+     * The last text value of one date/time column and its converted value. Converting a timestamp
+     * is the most expensive conversion of a typical row, and in bulk transactions a column filled
+     * by a default such as {@code now()} repeats the same text for every row; a byte comparison
+     * then replaces the conversion. Converted values are immutable, so sharing one is safe. Other
+     * types are cheap to convert or rarely repeat, and are not memoised.
+     */
+    private static final class ValueMemo {
+        private byte[] raw = new byte[40];
+        private int length = -1;
+        private Object value;
+
+        static boolean worthwhile(long typeOid) {
+            return typeOid == org.zrm.changesource.pg.internal.types.PgTypeOids.TIMESTAMPTZ
+                    || typeOid == org.zrm.changesource.pg.internal.types.PgTypeOids.TIMESTAMP
+                    || typeOid == org.zrm.changesource.pg.internal.types.PgTypeOids.DATE
+                    || typeOid == org.zrm.changesource.pg.internal.types.PgTypeOids.TIME
+                    || typeOid == org.zrm.changesource.pg.internal.types.PgTypeOids.TIMETZ;
+        }
+
+        boolean matches(byte[] b, int off, int len) {
+            return len == length && Arrays.equals(b, off, off + len, raw, 0, len);
+        }
+
+        void remember(byte[] b, int off, int len, Object v) {
+            if (len > raw.length) {
+                if (len > 256) {
+                    // Not a date/time text; keep nothing rather than a large copy.
+                    length = -1;
+                    value = null;
+                    return;
+                }
+                raw = new byte[len];
+            }
+            System.arraycopy(b, off, raw, 0, len);
+            length = len;
+            value = v;
+        }
     }
 }

@@ -53,6 +53,15 @@ public final class ReplicationStream implements AutoCloseable {
     /** Standby Status Updates carry microseconds since 2000-01-01. */
     private static final long PG_EPOCH_MILLIS = 946_684_800_000L;
     private static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** Most messages handled between two {@link StreamHandler#flush()} calls while data keeps coming. */
+    public static final int FLUSH_EVERY = 64;
+    /**
+     * While messages keep arriving, acks are sent at most this often: acking every small
+     * transaction would cost a write and a flush here and a reply to process in the walsender per
+     * transaction, which halves single-row throughput. As soon as the stream is idle (nothing
+     * pending on the socket, or the handler is full) the latest ack goes out at once.
+     */
+    private static final long ACK_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
     private final Connection connection;
     private final CopyDual copy;
@@ -75,6 +84,8 @@ public final class ReplicationStream implements AutoCloseable {
     // Pump-thread state.
     private long lastSentNanos;
     private long lastSentAck;
+    private long lastAckSentNanos;
+    private int unflushed;
 
     private ReplicationStream(Connection connection, CopyDual copy, StreamSettings settings, StreamHandler handler,
             ColumnParsers parsers, long walSenderTimeoutMs, ScheduledExecutorService scheduler, long startLsn) {
@@ -316,10 +327,13 @@ public final class ReplicationStream implements AutoCloseable {
 
     private void runPump() throws SQLException, ChangeSourceException {
         int idleRounds = 0;
+        boolean busy = false;
         while (!closed.get()) {
             long now = System.nanoTime();
-            sendStatusIfDue(now);
+            sendStatusIfDue(now, busy);
             if (!handler.hasRoom()) {
+                flush();
+                sendStatusIfDue(now, false);
                 reading = false;
                 LockSupport.parkNanos(this, parkNanos(now));
                 continue;
@@ -331,6 +345,8 @@ public final class ReplicationStream implements AutoCloseable {
             }
             byte[] data = copy.readFromCopy(false);
             if (data == null) {
+                busy = false;
+                flush();
                 if (!copy.isActive()) {
                     LOG.warn("replication stream on slot {} closed by the server", settings.slot());
                     return;
@@ -343,9 +359,19 @@ public final class ReplicationStream implements AutoCloseable {
                 continue;
             }
             idleRounds = 0;
+            busy = true;
             lastReceivedNanos = System.nanoTime();
             dispatch(data);
+            if (++unflushed >= FLUSH_EVERY) {
+                flush();
+            }
         }
+        flush();
+    }
+
+    private void flush() {
+        unflushed = 0;
+        handler.flush();
     }
 
     private long parkNanos(long now) {
@@ -403,10 +429,12 @@ public final class ReplicationStream implements AutoCloseable {
         }
     }
 
-    private void sendStatusIfDue(long now) throws SQLException {
+    private void sendStatusIfDue(long now, boolean busy) throws SQLException {
         long want = requestedAck.get();
-        if (want != 0 && Long.compareUnsigned(want, lastSentAck) > 0) {
+        if (want != 0 && Long.compareUnsigned(want, lastSentAck) > 0
+                && (!busy || now - lastAckSentNanos >= ACK_INTERVAL_NANOS)) {
             sendStatus(want, now);
+            lastAckSentNanos = now;
         } else if (keepaliveNanos > 0 && now - lastSentNanos > keepaliveNanos) {
             sendStatus(lastSentAck, now);
             LOG.debug("sent manual keepalive on slot {}", settings.slot());

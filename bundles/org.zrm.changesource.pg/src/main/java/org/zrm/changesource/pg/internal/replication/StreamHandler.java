@@ -25,6 +25,14 @@ public interface StreamHandler {
     void onMessage(long lsn, PgOutputMessage message, int wireBytes);
 
     /**
+     * Called when the pump has no further message at hand (the socket has nothing pending, or it is
+     * about to wait): a handler that collects messages to hand them over in batches delivers them
+     * now. The pump also calls it at least every {@link ReplicationStream#FLUSH_EVERY} messages.
+     */
+    default void flush() {
+    }
+
+    /**
      * An XLogData message whose pgoutput payload is well-formed but holds a value that cannot be
      * converted (e.g. a timestamp format the parser does not know). The stream continues.
      *

@@ -186,8 +186,16 @@ public final class ChangeMaker {
         return new String(c);
     }
 
-    private static String watermark(long lsn) {
-        return Lsn.of(lsn).toWatermark();
+    // Begin and commit of a transaction carry the same commit LSN: encode its watermark once.
+    private long lastWatermarkLsn;
+    private String lastWatermark;
+
+    private String watermark(long lsn) {
+        if (lastWatermark == null || lsn != lastWatermarkLsn) {
+            lastWatermark = Lsn.of(lsn).toWatermark();
+            lastWatermarkLsn = lsn;
+        }
+        return lastWatermark;
     }
 
     private static final class Failure {

@@ -13,8 +13,11 @@ import org.zrm.protocol.ChangeStreamMessage;
  * <p><b>Bounds.</b> The pump asks {@link #hasRoom()} before it reads the next replication message
  * and stops reading the socket while the buffer holds {@code maxMessages} messages or
  * {@code maxBytes} bytes; Postgres is then throttled by TCP. One replication message may produce a
- * few protocol messages, so the buffer can exceed its bounds by that one message's output (at most
- * the configured maximum replication message size); {@link #offer} never blocks and never drops.
+ * few protocol messages, and the pump hands messages over in batches of at most
+ * {@link org.zrm.changesource.pg.internal.replication.ReplicationStream#FLUSH_EVERY} replication
+ * messages ({@link #offerAll}), so the buffer can exceed its bounds by one batch's output (at most
+ * that many times the configured maximum replication message size); {@link #offer} and
+ * {@link #offerAll} never block and never drop.
  *
  * <p><b>End.</b> {@link #finish} records how the stream ended. Messages already buffered are still
  * delivered for a clean end; for a failure the consumer sees the failure at once (undelivered
@@ -28,7 +31,9 @@ public final class MessageBuffer {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition notEmpty = lock.newCondition();
     private final ArrayDeque<ChangeStreamMessage> messages = new ArrayDeque<>();
-    private final ArrayDeque<Integer> costs = new ArrayDeque<>();
+    // Costs of the buffered messages, in the same order: a ring of ints (no boxing per message).
+    private int[] costs = new int[256];
+    private int costHead;
     private long bytes;
     private volatile boolean full;
     private ChangeSourceException end;
@@ -60,14 +65,51 @@ public final class MessageBuffer {
             if (end != null) {
                 return;
             }
-            messages.addLast(message);
-            costs.addLast(cost);
-            bytes += cost;
+            add(message, cost);
             full = messages.size() >= maxMessages || bytes >= maxBytes;
             notEmpty.signal();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Adds a batch under one lock, waking the consumer once; never blocks. */
+    void offerAll(java.util.List<ChangeStreamMessage> batch, IntArray batchCosts) {
+        lock.lock();
+        try {
+            if (end != null) {
+                return;
+            }
+            int n = batch.size();
+            for (int i = 0; i < n; i++) {
+                add(batch.get(i), batchCosts.get(i));
+            }
+            full = messages.size() >= maxMessages || bytes >= maxBytes;
+            notEmpty.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void add(ChangeStreamMessage message, int cost) {
+        int n = messages.size();
+        if (n == costs.length) {
+            int[] grown = new int[n * 2];
+            for (int i = 0; i < n; i++) {
+                grown[i] = costs[(costHead + i) % n];
+            }
+            costs = grown;
+            costHead = 0;
+        }
+        costs[(costHead + n) % costs.length] = cost;
+        messages.addLast(message);
+        bytes += cost;
+    }
+
+    private int removeCost() {
+        int c = costs[costHead];
+        costHead = (costHead + 1) % costs.length;
+        return c;
     }
 
     /**
@@ -84,7 +126,7 @@ public final class MessageBuffer {
                 endIsClean = clean;
                 if (!clean) {
                     messages.clear();
-                    costs.clear();
+                    costHead = 0;
                     bytes = 0;
                 }
                 notEmpty.signalAll();
@@ -121,7 +163,7 @@ public final class MessageBuffer {
                 throw end;
             }
             m = messages.pollFirst();
-            bytes -= costs.pollFirst();
+            bytes -= removeCost();
             boolean wasFull = full;
             full = messages.size() >= maxMessages || bytes >= maxBytes;
             signal = wasFull && !full;

@@ -1,6 +1,7 @@
 package org.zrm.changesource.pg.internal.stream;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
@@ -43,6 +44,10 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
     private final UnaryOperator<ChangeSourceException> classifier;
     private volatile ReplicationStream stream;
     private volatile boolean closed;
+
+    // Pump-thread batch: converted messages not yet handed to the buffer (see flush()).
+    private final ArrayList<ChangeStreamMessage> pending = new ArrayList<>();
+    private final IntArray pendingCosts = new IntArray();
 
     /**
      * @param slot the replication slot, for logs
@@ -122,8 +127,24 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
                 Lsn.of(walEnd).toWatermark()));
     }
 
+    /**
+     * Hands the batch collected since the last call to the buffer under one lock: one consumer
+     * wake-up per batch instead of one per message. The pump calls this whenever the socket has
+     * nothing pending and at least every {@link ReplicationStream#FLUSH_EVERY} messages, so a batch
+     * holds at most that many replication messages' output and adds no waiting.
+     */
+    @Override
+    public void flush() {
+        if (!pending.isEmpty()) {
+            buffer.offerAll(pending, pendingCosts);
+            pending.clear();
+            pendingCosts.clear();
+        }
+    }
+
     @Override
     public void onEnd(ChangeSourceException end) {
+        flush();
         ChangeSourceException failure = end;
         if (!(end instanceof ChangeStreamClosedException) && !closed) {
             try {
@@ -143,7 +164,8 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         for (int i = 0; i < n; i++) {
             ChangeStreamMessage m = messages.get(i);
             acker.onChange(m);
-            buffer.offer(m, i == 0 ? Math.max(wireBytes, 1) : STATUS_COST);
+            pending.add(m);
+            pendingCosts.add(i == 0 ? Math.max(wireBytes, 1) : STATUS_COST);
         }
     }
 
@@ -151,7 +173,8 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         acker.onChange(status);
         // Unechoed keepalives stay here: the Acker has handled them, the consumer needs nothing.
         if (Boolean.TRUE.equals(status.status().ack()) || status.status().lagReport() != null) {
-            buffer.offer(status, STATUS_COST);
+            pending.add(status);
+            pendingCosts.add(STATUS_COST);
         }
     }
 

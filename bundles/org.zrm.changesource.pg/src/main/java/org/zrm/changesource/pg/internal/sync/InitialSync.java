@@ -119,6 +119,7 @@ public final class InitialSync {
                 try (Statement st = lite.createStatement()) {
                     st.execute("BEGIN EXCLUSIVE");
                 }
+                LiteReplicaSchema.createVersionHistoryTable(lite);
                 LiteReplicaSchema.initReplicationState(lite, publications, version, CODEC.encodeValue(context));
                 LiteReplicaSchema.createTables(lite, info.schema(), version);
                 progress.tables(tables.size());

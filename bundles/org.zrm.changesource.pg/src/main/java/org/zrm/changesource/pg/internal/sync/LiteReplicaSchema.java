@@ -32,60 +32,65 @@ public final class LiteReplicaSchema {
 
     private static final ProtocolCodec CODEC = new ProtocolCodec();
 
+    // The statement texts below are zero-cache's byte for byte (indentation, blank line and the
+    // "-- deprecated" comment included): SQLite keeps them verbatim in sqlite_master, and a replica
+    // ZRM writes should be indistinguishable from one zero-cache writes (checked against zero-cache
+    // 1.8.0 by integration-tests/compat/zero-cache-upstream.sh).
     static final String CREATE_REPLICATION_TABLES = """
             CREATE TABLE "_zero.replicationConfig" (
-              replicaVersion TEXT NOT NULL,
-              publications TEXT NOT NULL,
-              initialSyncContext TEXT DEFAULT '{}',
-              lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
-            );
+                replicaVersion TEXT NOT NULL,
+                publications TEXT NOT NULL,
+                initialSyncContext TEXT DEFAULT '{}',
+                lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
+              );
             CREATE TABLE "_zero.replicationState" (
-              stateVersion TEXT NOT NULL,
-              writeTimeMs INTEGER,
-              lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
-            );
+                stateVersion TEXT NOT NULL,
+                writeTimeMs INTEGER,
+                lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
+              );
             CREATE TABLE "_zero.changeLog2" (
-              "stateVersion"              TEXT NOT NULL,
-              "pos"                       INT  NOT NULL,
-              "table"                     TEXT NOT NULL,
-              "rowKey"                    TEXT NOT NULL,
-              "op"                        TEXT NOT NULL,
-              "backfillingColumnVersions" TEXT DEFAULT '{}',
-              PRIMARY KEY("stateVersion", "pos"),
-              UNIQUE("table", "rowKey")
-            );
+                "stateVersion"              TEXT NOT NULL,
+                "pos"                       INT  NOT NULL,
+                "table"                     TEXT NOT NULL,
+                "rowKey"                    TEXT NOT NULL,
+                "op"                        TEXT NOT NULL,
+                "backfillingColumnVersions" TEXT DEFAULT '{}',
+                PRIMARY KEY("stateVersion", "pos"),
+                UNIQUE("table", "rowKey")
+              );
             CREATE TABLE "_zero.runtimeEvents" (
-              event TEXT PRIMARY KEY ON CONFLICT REPLACE,
-              timestamp TEXT NOT NULL DEFAULT (current_timestamp)
-            );
+                event TEXT PRIMARY KEY ON CONFLICT REPLACE,
+                timestamp TEXT NOT NULL DEFAULT (current_timestamp)
+              );
             CREATE TABLE "_zero.column_metadata" (
-              table_name TEXT NOT NULL,
-              column_name TEXT NOT NULL,
-              upstream_type TEXT NOT NULL,
-              is_not_null INTEGER NOT NULL,
-              is_enum INTEGER NOT NULL,
-              is_array INTEGER NOT NULL,
-              character_max_length INTEGER,
-              backfill TEXT,
-              PRIMARY KEY (table_name, column_name)
-            );
+                table_name TEXT NOT NULL,
+                column_name TEXT NOT NULL,
+                upstream_type TEXT NOT NULL,
+                is_not_null INTEGER NOT NULL,
+                is_enum INTEGER NOT NULL,
+                is_array INTEGER NOT NULL,
+                character_max_length INTEGER,
+                backfill TEXT,
+                PRIMARY KEY (table_name, column_name)
+              );
             CREATE TABLE "_zero.tableMetadata" (
-              "schema"           TEXT NOT NULL,
-              "table"            TEXT NOT NULL,
-              "minRowVersion"    TEXT NOT NULL DEFAULT "00",
-              "upstreamMetadata" TEXT,
-              "metadata"         TEXT,
-              PRIMARY KEY ("schema", "table")
-            );
+                "schema"           TEXT NOT NULL,
+                "table"            TEXT NOT NULL,
+                "minRowVersion"    TEXT NOT NULL DEFAULT "00",
+                "upstreamMetadata" TEXT,
+                "metadata"         TEXT,  -- deprecated
+                PRIMARY KEY ("schema", "table")
+              );
             """;
 
     static final String CREATE_VERSION_HISTORY = """
             CREATE TABLE IF NOT EXISTS "_zero.versionHistory" (
-              dataVersion INTEGER NOT NULL,
-              schemaVersion INTEGER NOT NULL,
-              minSafeVersion INTEGER NOT NULL,
-              lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
-            );
+                  dataVersion INTEGER NOT NULL,
+                  schemaVersion INTEGER NOT NULL,
+                  minSafeVersion INTEGER NOT NULL,
+
+                  lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
+                );
             """;
 
     private LiteReplicaSchema() {}
@@ -118,6 +123,17 @@ public final class LiteReplicaSchema {
         }
         try (Statement st = lite.createStatement()) {
             st.execute("INSERT INTO \"_zero.runtimeEvents\" (event) VALUES ('sync')");
+        }
+    }
+
+    /**
+     * Creates the empty {@code _zero.versionHistory} table first, as zero-cache's migration runner
+     * does before its setup step, so that {@code sqlite_master} lists the objects in zero-cache's
+     * order. Without a row the file still reads as incomplete ({@link #readState} returns null).
+     */
+    static void createVersionHistoryTable(Connection lite) throws SQLException {
+        try (Statement st = lite.createStatement()) {
+            st.execute(CREATE_VERSION_HISTORY);
         }
     }
 

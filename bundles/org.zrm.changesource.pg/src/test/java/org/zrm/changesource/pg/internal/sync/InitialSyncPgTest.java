@@ -285,6 +285,19 @@ class InitialSyncPgTest {
                 + "(\"clientGroupID\" ASC,\"clientID\" ASC)",
                 row(lite, "SELECT sql FROM sqlite_master WHERE name = '" + app + "_0.clients_pkey'").get("sql"));
         assertEquals("x", row(lite, "SELECT \"Id\" FROM camelCase").get("Id"));
+        // zero-cache 1.8.0's sqlite_master, byte for byte (see integration-tests/compat/zero-cache-upstream.sh):
+        // versionHistory comes first (its migration runner creates it before the setup step), and
+        // the statement texts keep zero-cache's indentation and comment.
+        assertEquals("_zero.versionHistory", row(lite, "SELECT name FROM sqlite_master ORDER BY rowid LIMIT 1").get("name"));
+        assertEquals("CREATE TABLE \"_zero.versionHistory\" (\n      dataVersion INTEGER NOT NULL,\n"
+                + "      schemaVersion INTEGER NOT NULL,\n      minSafeVersion INTEGER NOT NULL,\n\n"
+                + "      lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)\n    )",
+                row(lite, "SELECT sql FROM sqlite_master WHERE name = '_zero.versionHistory'").get("sql"));
+        assertEquals("CREATE TABLE \"_zero.tableMetadata\" (\n    \"schema\"           TEXT NOT NULL,\n"
+                + "    \"table\"            TEXT NOT NULL,\n    \"minRowVersion\"    TEXT NOT NULL DEFAULT \"00\",\n"
+                + "    \"upstreamMetadata\" TEXT,\n    \"metadata\"         TEXT,  -- deprecated\n"
+                + "    PRIMARY KEY (\"schema\", \"table\")\n  )",
+                row(lite, "SELECT sql FROM sqlite_master WHERE name = '_zero.tableMetadata'").get("sql"));
     }
 
     private static void assertUpstreamPostConditions(String app, InitialSyncResult result) throws SQLException {

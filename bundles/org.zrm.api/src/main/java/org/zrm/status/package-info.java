@@ -1,0 +1,7 @@
+/**
+ * Operator status: bundles contribute named sections to {@code GET /status} and
+ * {@code zrm:status} by registering a {@link org.zrm.status.StatusContributor} service.
+ */
+@org.osgi.annotation.bundle.Export
+@org.osgi.annotation.versioning.Version("1.0.0")
+package org.zrm.status;

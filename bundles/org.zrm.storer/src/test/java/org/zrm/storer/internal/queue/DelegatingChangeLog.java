@@ -1,0 +1,75 @@
+package org.zrm.storer.internal.queue;
+
+import java.util.Optional;
+import org.zrm.changelog.CatchupSnapshot;
+import org.zrm.changelog.ChangeLog;
+import org.zrm.changelog.ChangeLogException;
+import org.zrm.changelog.ChangeLogState;
+import org.zrm.changelog.ChangeLogTransaction;
+import org.zrm.changelog.PurgeLock;
+import org.zrm.changelog.ReplicationState;
+import org.zrm.changelog.StreamStartParameters;
+import org.zrm.changesource.SubscriptionState;
+
+/** A change log that forwards everything to a real one; tests override what they intercept. */
+class DelegatingChangeLog implements ChangeLog {
+    private final ChangeLog delegate;
+
+    DelegatingChangeLog(ChangeLog delegate) {
+        this.delegate = delegate;
+    }
+
+    ChangeLog delegate() {
+        return delegate;
+    }
+
+    @Override
+    public ChangeLogTransaction beginTransaction(String taskID) throws ChangeLogException {
+        return delegate.beginTransaction(taskID);
+    }
+
+    @Override
+    public CatchupSnapshot openCatchupSnapshot() throws ChangeLogException {
+        return delegate.openCatchupSnapshot();
+    }
+
+    @Override
+    public void ensureReplicationConfig(SubscriptionState state, boolean autoReset) throws ChangeLogException {
+        delegate.ensureReplicationConfig(state, autoReset);
+    }
+
+    @Override
+    public void markResetRequired() throws ChangeLogException {
+        delegate.markResetRequired();
+    }
+
+    @Override
+    public void assumeOwnership(String taskID, String ownerAddress) throws ChangeLogException {
+        delegate.assumeOwnership(taskID, ownerAddress);
+    }
+
+    @Override
+    public ReplicationState replicationState() throws ChangeLogException {
+        return delegate.replicationState();
+    }
+
+    @Override
+    public StreamStartParameters streamStartParameters() throws ChangeLogException {
+        return delegate.streamStartParameters();
+    }
+
+    @Override
+    public long purgeBefore(String watermark, String taskID) throws ChangeLogException {
+        return delegate.purgeBefore(watermark, taskID);
+    }
+
+    @Override
+    public ChangeLogState changeLogState() throws ChangeLogException {
+        return delegate.changeLogState();
+    }
+
+    @Override
+    public Optional<PurgeLock> acquirePurgeLock() throws ChangeLogException {
+        return delegate.acquirePurgeLock();
+    }
+}

@@ -1,0 +1,96 @@
+package org.zrm.it;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.util.List;
+import java.util.Properties;
+
+import javax.inject.Inject;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.ops4j.pax.exam.Configuration;
+import org.ops4j.pax.exam.Option;
+import org.ops4j.pax.exam.junit.PaxExam;
+import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
+import org.ops4j.pax.exam.spi.reactors.PerClass;
+import org.ops4j.pax.exam.util.Filter;
+import org.osgi.framework.BundleContext;
+import org.zrm.changelog.ChangeLog;
+import org.zrm.changelog.ReplicationState;
+import org.zrm.changesource.ChangeSource;
+import org.zrm.changesource.SubscriptionState;
+
+/**
+ * The pipeline bundles inside the shipped runtime, configured through {@code .cfg} files against
+ * a real PostgreSQL: the storer's {@link ChangeLog} and the Postgres {@link ChangeSource} are
+ * registered with their selection properties, the storer migrates its schema on first use, and
+ * the change source reports itself in {@code /status} with the password masked.
+ */
+@RunWith(PaxExam.class)
+@ExamReactorStrategy(PerClass.class)
+public class PipelineBundlesIT {
+
+    @Inject
+    private BundleContext context;
+
+    @Inject
+    @Filter("(zrm.changelog.kind=postgres)")
+    private ChangeLog changeLog;
+
+    @Inject
+    @Filter("(zrm.changesource.type=pg)")
+    private ChangeSource changeSource;
+
+    @Configuration
+    public Option[] config() throws IOException {
+        return ZrmRuntimeOptions.options(Files.createTempDirectory("zrm-it-pipeline-"));
+    }
+
+    @Test
+    public void storerMigratesTheChangeLogSchemaOnFirstUse() throws Exception {
+        changeLog.ensureReplicationConfig(new SubscriptionState("0a", List.of("zero_data"), "0a"), false);
+        ReplicationState state = changeLog.replicationState();
+        assertEquals("0a", state.lastWatermark());
+        String uri = context.getProperty(ZrmRuntimeOptions.UPSTREAM_URI);
+        URI parsed = URI.create(uri);
+        Properties credentials = new Properties();
+        credentials.setProperty("user", parsed.getUserInfo() == null ? "postgres" : parsed.getUserInfo().split(":")[0]);
+        try (Connection c = DriverManager.getConnection(
+                "jdbc:postgresql://" + parsed.getHost() + ":" + parsed.getPort() + parsed.getPath(), credentials);
+                ResultSet rs = c.createStatement().executeQuery(
+                        "SELECT \"dataVersion\" FROM \"zero_0/cdc\".\"versionHistory\"")) {
+            assertTrue("no versionHistory row", rs.next());
+            assertEquals(6, rs.getInt(1));
+        }
+    }
+
+    @Test
+    public void changeSourceIsInStatusWithoutItsSecrets() throws Exception {
+        assertNotNull(changeSource);
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + context.getProperty(ZrmRuntimeOptions.HTTP_PORT) + "/status")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, response.statusCode());
+        JsonNode status = new ObjectMapper().readTree(response.body());
+        JsonNode section = status.path("sections").path("changesource.pg");
+        assertFalse(response.body(), section.isMissingNode());
+        assertEquals("zero_0", section.get("shard").asText());
+        assertTrue(status.get("healthy").asBoolean());
+    }
+}

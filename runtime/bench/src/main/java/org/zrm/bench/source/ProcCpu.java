@@ -1,0 +1,54 @@
+package org.zrm.bench.source;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * CPU seconds of one Linux process (here: a walsender), sampled from {@code /proc/<pid>/stat} while
+ * it runs, because the figure disappears with the process. Shows which side of the socket is the
+ * bottleneck. The last sample is at most one period old, so the figure is a lower bound.
+ */
+final class ProcCpu implements AutoCloseable {
+
+    /** {@code USER_HZ}: 100 on every Linux this runs on. */
+    private static final double TICKS_PER_SECOND = 100.0;
+
+    private final Path stat;
+    private final AtomicLong ticks = new AtomicLong(-1);
+    private final ScheduledFuture<?> task;
+
+    ProcCpu(int pid, ScheduledExecutorService scheduler) {
+        this.stat = Path.of("/proc", Integer.toString(pid), "stat");
+        this.task = scheduler.scheduleAtFixedRate(this::sample, 0, 50, TimeUnit.MILLISECONDS);
+    }
+
+    private void sample() {
+        try {
+            String s = Files.readString(stat);
+            // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+            ticks.set(Long.parseLong(f[11]) + Long.parseLong(f[12]));
+        } catch (IOException | RuntimeException e) {
+            // The process has exited: keep the last sample, which is what we report.
+            return;
+        }
+    }
+
+    /** Stops sampling (after one last sample) and returns CPU seconds, or -1 if never sampled. */
+    double stopSeconds() {
+        sample();
+        task.cancel(false);
+        long t = ticks.get();
+        return t < 0 ? -1 : t / TICKS_PER_SECOND;
+    }
+
+    @Override
+    public void close() {
+        task.cancel(false);
+    }
+}
