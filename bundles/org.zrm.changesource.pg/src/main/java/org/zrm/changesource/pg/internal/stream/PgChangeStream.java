@@ -48,6 +48,11 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
     // Pump-thread batch: converted messages not yet handed to the buffer (see flush()).
     private final ArrayList<ChangeStreamMessage> pending = new ArrayList<>();
     private final IntArray pendingCosts = new IntArray();
+    private long pendingBytes;
+    // A batch never holds more than 1/16 of the buffer's bounds, so batching overshoots them by at
+    // most that (plus the one message of the class description); tiny buffers get no batching.
+    private final int batchMessages;
+    private final long batchBytes;
 
     /**
      * @param slot the replication slot, for logs
@@ -65,6 +70,8 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         this.changeMaker = Objects.requireNonNull(changeMaker, "changeMaker");
         this.lagReporter = lagReporter;
         this.buffer = new MessageBuffer(maxMessages, maxBytes, this::wakePump);
+        this.batchMessages = Math.max(1, maxMessages / 16);
+        this.batchBytes = Math.max(1, maxBytes / 16);
         this.acker = new Acker(this::sendAck);
     }
 
@@ -139,6 +146,7 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
             buffer.offerAll(pending, pendingCosts);
             pending.clear();
             pendingCosts.clear();
+            pendingBytes = 0;
         }
     }
 
@@ -164,8 +172,16 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         for (int i = 0; i < n; i++) {
             ChangeStreamMessage m = messages.get(i);
             acker.onChange(m);
-            pending.add(m);
-            pendingCosts.add(i == 0 ? Math.max(wireBytes, 1) : STATUS_COST);
+            pend(m, i == 0 ? Math.max(wireBytes, 1) : STATUS_COST);
+        }
+    }
+
+    private void pend(ChangeStreamMessage m, int cost) {
+        pending.add(m);
+        pendingCosts.add(cost);
+        pendingBytes += cost;
+        if (pending.size() >= batchMessages || pendingBytes >= batchBytes) {
+            flush();
         }
     }
 
@@ -173,8 +189,7 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         acker.onChange(status);
         // Unechoed keepalives stay here: the Acker has handled them, the consumer needs nothing.
         if (Boolean.TRUE.equals(status.status().ack()) || status.status().lagReport() != null) {
-            pending.add(status);
-            pendingCosts.add(STATUS_COST);
+            pend(status, STATUS_COST);
         }
     }
 
