@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -31,9 +32,12 @@ import org.zrm.changesource.pg.internal.stream.ChangeMaker;
 import org.zrm.changesource.pg.internal.stream.LagReporter;
 import org.zrm.changesource.pg.internal.stream.PassThroughDdlHandler;
 import org.zrm.changesource.pg.internal.stream.PgChangeStream;
+import org.zrm.changesource.pg.internal.sync.ReplicationSlots;
+import org.zrm.changesource.pg.internal.sync.SlotCleanup;
 import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
 import org.zrm.protocol.BackfillRequest;
 import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.secret.Secrets;
 import org.zrm.watermark.Watermarks;
 
 /**
@@ -52,9 +56,17 @@ public final class PgChangeSource implements ChangeSource {
 
     private final PgSourceSettings settings;
     private final ShardId shard;
+    /** Upstream's REPLICA_SLOT_CLEANUP_INTERVAL_MS. */
+    static final Duration CLEANUP_RETRY = Duration.ofSeconds(30);
+
     private final UpstreamDb db;
     private final ReplicaInitializer initializer;
     private final ScheduledExecutorService scheduler;
+    /**
+     * Runs the older-replica/slot cleanup (spec §5.3) off the watchdog thread, so a slow catalog
+     * query can never delay the inbound-liveness timer.
+     */
+    private final ScheduledExecutorService cleanup;
     private final ProtocolCodec codec = new ProtocolCodec();
 
     private volatile SubscriptionState state;
@@ -78,6 +90,13 @@ public final class PgChangeSource implements ChangeSource {
         });
         timer.setRemoveOnCancelPolicy(true);
         this.scheduler = timer;
+        ScheduledThreadPoolExecutor cleaner = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "zrm-pg-source-cleanup-" + shard.schema());
+            t.setDaemon(true);
+            return t;
+        });
+        cleaner.setRemoveOnCancelPolicy(true);
+        this.cleanup = cleaner;
     }
 
     /** @return the upstream database (connections for tests, benchmarks and the setup code) */
@@ -151,6 +170,7 @@ public final class PgChangeSource implements ChangeSource {
             checkSlot(c, slot);
             takeOver(c, slot, replica[0]);
             publications = shardPublications(c);
+            scheduleCleanup(Long.parseLong(replica[2]), Duration.ZERO);
         } catch (SQLException e) {
             throw PgErrors.translate("preparing the replication stream of " + shard.schema(), e);
         }
@@ -211,16 +231,42 @@ public final class PgChangeSource implements ChangeSource {
         }
     }
 
-    /** @return {id, slot} of the newest replica row at {@code replicaVersion} */
+    /**
+     * Deletes replica rows older than ours and drops the slots nobody claims any more (another
+     * manager's, after it handed over to us). Slots still streamed by their old subscriber are
+     * "draining"; the pass repeats every {@link #CLEANUP_RETRY} until none is left, and after
+     * failures, so an abandoned slot never holds WAL forever.
+     */
+    private void scheduleCleanup(long myRank, Duration delay) {
+        if (stopped) {
+            return;
+        }
+        cleanup.schedule(() -> {
+            try (Connection c = db.open(CONTROL_APP_NAME)) {
+                SlotCleanup result = ReplicationSlots.dropOldReplicasAndSlots(c, shard, myRank);
+                if (result.draining() > 0) {
+                    LOG.info("shard={}: {} old replication slot(s) still in use; retrying cleanup in {}s",
+                            shard.schema(), result.draining(), CLEANUP_RETRY.toSeconds());
+                    scheduleCleanup(myRank, CLEANUP_RETRY);
+                }
+            } catch (SQLException | RuntimeException e) {
+                LOG.warn("shard={}: cleaning up older replicas and slots failed ({}); retrying in {}s",
+                        shard.schema(), Secrets.maskUrls(e.toString()), CLEANUP_RETRY.toSeconds(), e);
+                scheduleCleanup(myRank, CLEANUP_RETRY);
+            }
+        }, delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** @return {id, slot, rank} of the newest replica row at {@code replicaVersion} */
     private String[] replicaAtVersion(Connection c, String replicaVersion) throws SQLException, AutoResetException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot FROM " + quote(shard.schema())
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank FROM " + quote(shard.schema())
                 + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
             ps.setString(1, replicaVersion);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new AutoResetException("No replication slot for replica at version " + replicaVersion);
                 }
-                return new String[] {rs.getString(1), rs.getString(2)};
+                return new String[] {rs.getString(1), rs.getString(2), Long.toString(rs.getLong(3))};
             }
         }
     }
@@ -349,8 +395,10 @@ public final class PgChangeSource implements ChangeSource {
             r.stop();
         }
         scheduler.shutdownNow();
+        cleanup.shutdownNow();
         try {
             scheduler.awaitTermination(5, TimeUnit.SECONDS);
+            cleanup.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

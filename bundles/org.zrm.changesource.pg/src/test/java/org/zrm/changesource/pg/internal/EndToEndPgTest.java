@@ -52,4 +52,60 @@ class EndToEndPgTest {
             source.stop();
         }
     }
+
+    /** Spec §5.3: after a re-sync, the stream removes the older replica row and drops its slot. */
+    @Test
+    void startStreamCleansUpOlderReplicasAndSlots(PgDatabase db, @TempDir Path dir) throws Exception {
+        try (Connection c = db.connect()) {
+            exec(c, "CREATE TABLE IF NOT EXISTS cleanup(id INT PRIMARY KEY)");
+        }
+        PgSourceSettings settings = settings(db.uri()).withReplicaFile(dir.resolve("replica.db").toString());
+        PgChangeSource source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings,
+                org.zrm.changesource.pg.internal.sync.InitialSyncOptions.defaults()));
+        try {
+            source.initialize(false);
+            String oldSlot = newestSlot(db);
+            SubscriptionState resynced = source.initialize(true);
+            String newSlot = newestSlot(db);
+            assertTrue(!oldSlot.equals(newSlot), oldSlot + " vs " + newSlot);
+            ChangeStream stream = source.startStream(resynced.watermark(), List.of());
+            try {
+                // The cleanup runs asynchronously after the takeover; nothing signals its end to a
+                // client, so the catalog is polled within a bound.
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (slotExists(db, oldSlot) && System.nanoTime() < deadline) {
+                    Thread.sleep(100);
+                }
+                assertTrue(!slotExists(db, oldSlot), "old slot " + oldSlot + " was not dropped");
+                assertTrue(slotExists(db, newSlot), "our slot " + newSlot + " must stay");
+                try (Connection c = db.connect(); java.sql.ResultSet rs = c.createStatement().executeQuery(
+                        "SELECT count(*) FROM " + SHARD.schema() + ".replicas WHERE slot = '" + oldSlot + "'")) {
+                    rs.next();
+                    assertEquals(0, rs.getInt(1), "old replica row");
+                }
+            } finally {
+                stream.close();
+            }
+        } finally {
+            source.stop();
+        }
+    }
+
+    private static String newestSlot(PgDatabase db) throws Exception {
+        try (Connection c = db.connect(); java.sql.ResultSet rs = c.createStatement().executeQuery(
+                "SELECT slot FROM " + SHARD.schema() + ".replicas ORDER BY rank DESC LIMIT 1")) {
+            assertTrue(rs.next());
+            return rs.getString(1);
+        }
+    }
+
+    private static boolean slotExists(PgDatabase db, String slot) throws Exception {
+        try (Connection c = db.connect(); java.sql.PreparedStatement ps = c.prepareStatement(
+                "SELECT 1 FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
 }
