@@ -1,30 +1,16 @@
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.zrm.changelog.CatchupCursor;
 import org.zrm.changelog.CatchupFrames;
 import org.zrm.changelog.CatchupSnapshot;
@@ -36,14 +22,11 @@ import org.zrm.changelog.ReplicationState;
 import org.zrm.changelog.StreamStartParameters;
 import org.zrm.changelog.WrongReplicaVersionException;
 import org.zrm.changesource.SubscriptionState;
-import org.zrm.pgcluster.PgCluster;
 import org.zrm.protocol.Begin;
 import org.zrm.protocol.Change;
 import org.zrm.protocol.ChangeStreamMessage;
 import org.zrm.protocol.Commit;
 import org.zrm.protocol.Insert;
-import org.zrm.protocol.json.ProtocolCodec;
-import org.zrm.protocol.subscriber.Frame;
 import org.zrm.storer.internal.PgChangeLog;
 import org.zrm.storer.internal.StorerSettings;
 import org.zrm.watermark.Watermarks;
@@ -51,33 +34,19 @@ import org.zrm.watermark.Watermarks;
 /**
  * Change-DB compatibility between ZRM's storer and the real zero-cache 1.8.0, both ways.
  *
- * <p>Run through {@code zero-cache-change-db.sh}, which builds the class path and provides Node 22
- * and zero-cache; see {@code README.md} next to this file. Prints one {@code COMPAT <check> ok} or
- * {@code COMPAT <check> FAIL <why>} line per check and exits 1 if any failed.
- *
- * <p>Inputs (system properties): {@code zero.dir} (folder holding {@code node_modules/@rocicorp/zero}),
- * {@code node.bin} (folder holding Node 22's {@code node}), {@code work.dir} (scratch folder for
- * logs, dumps and the replica file), {@code zero.port} (zero-cache's {@code ZERO_PORT}; its
- * change-streamer listens on the next port).
+ * <p>Run through {@code zero-cache-change-db.sh}, which builds the class path, provides Node 22
+ * and zero-cache and compiles this file with {@code CompatSupport.java} (inputs, steps, the
+ * zero-cache process, the subscriber); see {@code README.md} next to this file. Prints one
+ * {@code COMPAT <check> ok} or {@code COMPAT <check> FAIL <why>} line per check and exits 1 if any
+ * failed.
  */
-public final class ZeroCacheChangeDbCheck {
+public final class ZeroCacheChangeDbCheck extends CompatSupport {
 
-    private static final String APP = "zero";
-    private static final int SHARD = 0;
-    private static final String CDC = APP + "_" + SHARD + "/cdc";
+    private static final String CDC = APP + "_" + SHARD_NUM + "/cdc";
     private static final String UPSTREAM_DB = "upstream";
     private static final String CATALOG_DB = "zrmcatalog";
     private static final String ZRM_TASK = "zrm-compat-task";
     private static final String ZRM_ADDRESS = "127.0.0.1:24849";
-    private static final Duration WAIT = Duration.ofSeconds(90);
-
-    private final Path zeroDir;
-    private final Path nodeBin;
-    private final Path work;
-    private final int zeroPort;
-    private final ProtocolCodec codec = new ProtocolCodec();
-    private final List<String> failures = new ArrayList<>();
-    private PgCluster cluster;
 
     // Facts gathered by one step and checked by later ones.
     private String replicaVersion;
@@ -90,74 +59,46 @@ public final class ZeroCacheChangeDbCheck {
     private String zrmWatermark;
     private String zeroTask2;
 
-    private ZeroCacheChangeDbCheck(Path zeroDir, Path nodeBin, Path work, int zeroPort) {
-        this.zeroDir = zeroDir;
-        this.nodeBin = nodeBin;
-        this.work = work;
-        this.zeroPort = zeroPort;
-    }
-
     public static void main(String[] args) throws Exception {
-        ZeroCacheChangeDbCheck check = new ZeroCacheChangeDbCheck(
-                Path.of(required("zero.dir")), Path.of(required("node.bin")), Path.of(required("work.dir")),
-                Integer.parseInt(System.getProperty("zero.port", "14848")));
-        int failed = check.run();
-        System.out.println(failed == 0 ? "COMPAT all ok" : "COMPAT " + failed + " check(s) FAILED");
-        System.exit(failed == 0 ? 0 : 1);
-    }
-
-    private static String required(String name) {
-        String v = System.getProperty(name);
-        if (v == null || v.isBlank()) {
-            throw new IllegalArgumentException("system property " + name + " is required");
-        }
-        return v;
+        new ZeroCacheChangeDbCheck().runAndExit();
     }
 
     // ------------------------------------------------------------------ scenario
 
-    private int run() throws Exception {
-        Files.createDirectories(work);
-        try (PgCluster pg = PgCluster.builder().start()) {
-            cluster = pg;
-            System.out.println("COMPAT-INFO postgres on 127.0.0.1:" + pg.port() + ", work dir " + work);
-            pg.createDatabaseIfMissing(UPSTREAM_DB);
-            pg.createDatabaseIfMissing(CATALOG_DB);
-            upstream("CREATE TABLE items (id int8 PRIMARY KEY, name text, qty int4)",
-                    "INSERT INTO items VALUES (1, 'a', 1), (2, 'b', 2)");
+    @Override
+    void checks() throws Exception {
+        cluster.createDatabaseIfMissing(UPSTREAM_DB);
+        cluster.createDatabaseIfMissing(CATALOG_DB);
+        upstream("CREATE TABLE items (id int8 PRIMARY KEY, name text, qty int4)",
+                "INSERT INTO items VALUES (1, 'a', 1), (2, 'b', 2)");
 
-            boolean zeroWrote = step("zero-cache/stores-upstream-writes", this::zeroCacheWrites);
-            boolean zrmRead = zeroWrote
-                    && step("zero-to-zrm/migrate-accepts-v6", this::zrmMigratesNothing)
-                    && step("zero-to-zrm/state", this::zrmReadsState)
-                    && step("zero-to-zrm/catchup-frames", this::zrmCatchesUp)
-                    && step("zero-to-zrm/codec-roundtrip", this::zrmCodecRoundTrip);
-            boolean zrmWrote = zrmRead && step("zero-to-zrm/takeover-and-store", this::zrmTakesOverAndStores)
-                    && step("zero-to-zrm/purge", this::zrmPurges);
-            skipUnless(zeroWrote, "zero-to-zrm/*");
-            if (zrmWrote) {
-                ZeroCache zero = new ZeroCache("run2-after-zrm", Map.of());
-                boolean started = false;
-                try {
-                    started = step("zrm-to-zero/restart-resumes-after-zrm", () -> zeroResumes(zero));
-                    if (started) {
-                        step("zrm-to-zero/takes-ownership-back", this::zeroTakesOwnershipBack);
-                        step("zrm-to-zero/serves-zrm-rows", this::zeroServesZrmRows);
-                    }
-                } finally {
-                    if (step("zrm-to-zero/stops", zero::stop) && started) {
-                        step("zrm-to-zero/log-clean", () -> zeroLogClean(zero));
-                    }
+        boolean zeroWrote = step("zero-cache/stores-upstream-writes", this::zeroCacheWrites);
+        boolean zrmRead = zeroWrote
+                && step("zero-to-zrm/migrate-accepts-v6", this::zrmMigratesNothing)
+                && step("zero-to-zrm/state", this::zrmReadsState)
+                && step("zero-to-zrm/catchup-frames", this::zrmCatchesUp)
+                && step("zero-to-zrm/codec-roundtrip", this::zrmCodecRoundTrip);
+        boolean zrmWrote = zrmRead && step("zero-to-zrm/takeover-and-store", this::zrmTakesOverAndStores)
+                && step("zero-to-zrm/purge", this::zrmPurges);
+        skipUnless(zeroWrote, "zero-to-zrm/*");
+        if (zrmWrote) {
+            ZeroCache zero = zeroCache("run2-after-zrm", Map.of());
+            boolean started = false;
+            try {
+                started = step("zrm-to-zero/restart-resumes-after-zrm", () -> zeroResumes(zero));
+                if (started) {
+                    step("zrm-to-zero/takes-ownership-back", this::zeroTakesOwnershipBack);
+                    step("zrm-to-zero/serves-zrm-rows", this::zeroServesZrmRows);
+                }
+            } finally {
+                if (step("zrm-to-zero/stops", zero::stop) && started) {
+                    step("zrm-to-zero/log-clean", () -> zeroLogClean(zero));
                 }
             }
-            skipUnless(zrmWrote, "zrm-to-zero/*");
-            step("catalog/pg_dump-identical", this::catalogIdentical);
-            step("zrm-schema-to-zero/runs-without-migration", this::zeroRunsOnZrmSchema);
-            if (!failures.isEmpty()) {
-                System.out.println("COMPAT-INFO zero-cache and ZRM logs are in " + work);
-            }
         }
-        return failures.size();
+        skipUnless(zrmWrote, "zrm-to-zero/*");
+        step("catalog/pg_dump-identical", this::catalogIdentical);
+        step("zrm-schema-to-zero/runs-without-migration", this::zeroRunsOnZrmSchema);
     }
 
     private void skipUnless(boolean ran, String what) {
@@ -166,31 +107,9 @@ public final class ZeroCacheChangeDbCheck {
         }
     }
 
-    @FunctionalInterface
-    private interface Body {
-        void run() throws Exception;
-    }
-
-    private boolean step(String name, Body body) {
-        long start = System.nanoTime();
-        try {
-            body.run();
-            System.out.printf("COMPAT %s ok (%d ms)%n", name, (System.nanoTime() - start) / 1_000_000);
-            return true;
-        } catch (Throwable t) {
-            String why = t instanceof CheckFailed ? t.getMessage() : t.toString();
-            System.out.println("COMPAT " + name + " FAIL " + why.replace('\n', ' '));
-            if (!(t instanceof CheckFailed)) {
-                t.printStackTrace(System.out);
-            }
-            failures.add(name);
-            return false;
-        }
-    }
-
     /** zero-cache replicates inserts, updates, deletes and a multi-row transaction into its change log. */
     private void zeroCacheWrites() throws Exception {
-        ZeroCache zero = new ZeroCache("run1-initial", Map.of());
+        ZeroCache zero = zeroCache("run1-initial", Map.of());
         try {
             zero.start();
             zeroTask1 = zero.taskID();
@@ -204,7 +123,7 @@ public final class ZeroCacheChangeDbCheck {
         } finally {
             zero.stop();
         }
-        zero.assertClean(false);
+        assertClean(zero, false);
         replicaVersion = scalar("SELECT \"replicaVersion\" FROM " + t("replicationConfig"));
         publications = strings("SELECT unnest(publications) FROM " + t("replicationConfig") + " ORDER BY 1");
         zeroLastWatermark = scalar("SELECT \"lastWatermark\" FROM " + t("replicationState"));
@@ -452,8 +371,8 @@ public final class ZeroCacheChangeDbCheck {
     }
 
     private void zeroLogClean(ZeroCache zero) {
-        zero.assertClean(true);
-        System.out.println("COMPAT-INFO zero-cache run 2 change-db schema log: " + zero.linesMatching("zero_0/cdc"));
+        assertClean(zero, true);
+        System.out.println("COMPAT-INFO zero-cache run 2 change-db schema log: " + zero.linesMatching("zero_0/cdc", 200));
     }
 
     /** pg_dump of the cdc schema zero-cache created vs the one ZRM's migrator creates on an empty DB. */
@@ -471,7 +390,7 @@ public final class ZeroCacheChangeDbCheck {
         System.out.println("COMPAT-INFO catalog diff (- zero-cache, + ZRM): " + (d.isEmpty() ? "none" : "\n" + d));
         expect(d.isEmpty(), "catalogs differ");
         List<String> zv = strings(versionRowSql());
-        List<String> rv = stringsIn(CATALOG_DB, versionRowSql());
+        List<String> rv = strings(CATALOG_DB, versionRowSql());
         expect(zv.equals(rv), "versionHistory zero-cache " + zv + " vs ZRM " + rv);
     }
 
@@ -479,26 +398,26 @@ public final class ZeroCacheChangeDbCheck {
     private void zeroRunsOnZrmSchema() throws Exception {
         String before = normalizedDump(CATALOG_DB);
         expect(!before.isEmpty(), "ZRM's schema is missing in " + CATALOG_DB);
-        ZeroCache zero = new ZeroCache("run3-zrm-schema", Map.of("ZERO_CHANGE_DB", cluster.uri(CATALOG_DB)));
+        ZeroCache zero = zeroCache("run3-zrm-schema", Map.of("ZERO_CHANGE_DB", cluster.uri(CATALOG_DB)));
         try {
             zero.start();
             upstream("INSERT INTO items VALUES (102, 'on-zrm-schema', 102)");
-            awaitTrue(() -> query(() -> stringsIn(CATALOG_DB, "SELECT 1 FROM " + t("changeLog")
+            awaitTrue(() -> query(() -> strings(CATALOG_DB, "SELECT 1 FROM " + t("changeLog")
                     + " WHERE change->>'tag' = 'insert' AND change->'new'->>'id' = '102'").size() == 1),
                     "zero-cache storing into ZRM's schema");
         } finally {
             zero.stop();
         }
-        zero.assertClean(true);
+        assertClean(zero, true);
         expect(before.equals(normalizedDump(CATALOG_DB)), "zero-cache changed ZRM's schema");
-        expect(stringsIn(CATALOG_DB, versionRowSql()).equals(List.of("6,6,1")), "versionHistory after zero-cache "
-                + stringsIn(CATALOG_DB, versionRowSql()));
+        expect(strings(CATALOG_DB, versionRowSql()).equals(List.of("6,6,1")), "versionHistory after zero-cache "
+                + strings(CATALOG_DB, versionRowSql()));
     }
 
     // ------------------------------------------------------------------ helpers: ZRM and Postgres
 
     private PgChangeLog zrmLog(String db) {
-        return new PgChangeLog(StorerSettings.of(cluster.uri(db), APP, SHARD));
+        return new PgChangeLog(StorerSettings.of(cluster.uri(db), APP, SHARD_NUM));
     }
 
     private static String t(String table) {
@@ -515,11 +434,7 @@ public final class ZeroCacheChangeDbCheck {
     }
 
     private void upstream(String... sqls) throws SQLException {
-        try (Connection c = cluster.connect(UPSTREAM_DB); Statement s = c.createStatement()) {
-            for (String sql : sqls) {
-                s.execute(sql);
-            }
-        }
+        exec(UPSTREAM_DB, sqls);
     }
 
     private void upstreamTx(String... sqls) throws SQLException {
@@ -535,22 +450,11 @@ public final class ZeroCacheChangeDbCheck {
     }
 
     private String scalar(String sql) throws SQLException {
-        List<String> v = strings(sql);
-        return v.isEmpty() ? null : v.get(0);
+        return scalar(UPSTREAM_DB, sql);
     }
 
     private List<String> strings(String sql) throws SQLException {
-        return stringsIn(UPSTREAM_DB, sql);
-    }
-
-    private List<String> stringsIn(String db, String sql) throws SQLException {
-        List<String> out = new ArrayList<>();
-        try (Connection c = cluster.connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-        }
-        return out;
+        return strings(UPSTREAM_DB, sql);
     }
 
     /** Every change-log row as stored, read with plain SQL (independent of ZRM's reader). */
@@ -582,7 +486,7 @@ public final class ZeroCacheChangeDbCheck {
      * consuming it, decoding pgoutput's Begin ('B') and Commit ('C') messages.
      */
     private PgTx peekTransaction(long xid) throws SQLException {
-        String slot = scalar("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE '" + APP + "\\_" + SHARD
+        String slot = scalar("SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE '" + APP + "\\_" + SHARD_NUM
                 + "\\_%' AND NOT active ORDER BY slot_name LIMIT 1");
         expect(slot != null, "no inactive zero-cache replication slot");
         String pubs = String.join(",", publications);
@@ -620,316 +524,34 @@ public final class ZeroCacheChangeDbCheck {
     }
 
     private String normalizedDump(String db) throws IOException, InterruptedException {
-        Path bin = Path.of(System.getProperty("pg.bin", "/usr/lib/postgresql/15/bin"));
-        Process p = new ProcessBuilder(bin.resolve("pg_dump").toString(), "-h", "127.0.0.1", "-p",
-                String.valueOf(cluster.port()), "-U", "postgres", "--schema-only", "--no-owner", "--no-privileges",
-                "-n", "\"" + CDC + "\"", db).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new CheckFailed("pg_dump " + db + " failed: " + out);
-        }
-        StringBuilder sb = new StringBuilder();
-        for (String line : out.split("\n")) {
-            // Comments, session settings and pg_dump's per-run \restrict key are not catalog content.
-            if (line.isBlank() || line.startsWith("--") || line.startsWith("SET ") || line.startsWith("\\restrict")
-                    || line.startsWith("\\unrestrict") || line.startsWith("SELECT pg_catalog.set_config")) {
-                continue;
-            }
-            sb.append(line).append('\n');
-        }
-        return sb.toString();
-    }
-
-    /** A minimal line diff (LCS), {@code -} for lines only in {@code a}, {@code +} for lines only in {@code b}. */
-    static String diff(String a, String b) {
-        String[] x = a.split("\n");
-        String[] y = b.split("\n");
-        int[][] l = new int[x.length + 1][y.length + 1];
-        for (int i = x.length - 1; i >= 0; i--) {
-            for (int j = y.length - 1; j >= 0; j--) {
-                l[i][j] = x[i].equals(y[j]) ? l[i + 1][j + 1] + 1 : Math.max(l[i + 1][j], l[i][j + 1]);
-            }
-        }
-        StringBuilder out = new StringBuilder();
-        int i = 0;
-        int j = 0;
-        while (i < x.length || j < y.length) {
-            if (i < x.length && j < y.length && x[i].equals(y[j])) {
-                i++;
-                j++;
-            } else if (j < y.length && (i == x.length || l[i][j + 1] >= l[i + 1][j])) {
-                out.append("+ ").append(y[j++]).append('\n');
-            } else {
-                out.append("- ").append(x[i++]).append('\n');
-            }
-        }
-        return out.toString();
-    }
-
-    // ------------------------------------------------------------------ helpers: waiting and asserting
-
-    @FunctionalInterface
-    private interface Query<T> {
-        T get() throws Exception;
-    }
-
-    private static <T> T query(Query<T> q) {
-        try {
-            return q.get();
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new RuntimeException(e);
-        }
+        return normalizedSchemaDump(db, "-n", "\"" + CDC + "\"");
     }
 
     /**
-     * Polls with backoff: zero-cache is an external process that offers no signal for "stored",
-     * so bounded retry is the only option.
+     * Fails on error-level lines, change-db migrations or resets, and unless zero-cache reported
+     * change-streamer schema v6.
+     *
+     * @param existingSchema whether the cdc schema existed before this run (then zero-cache must
+     *     only check it, never migrate it)
      */
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        long sleep = 50;
-        while (true) {
-            RuntimeException last = null;
-            try {
-                if (condition.getAsBoolean()) {
-                    return;
-                }
-            } catch (RuntimeException e) {
-                last = e;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new CheckFailed("timed out after " + WAIT.toSeconds() + " s waiting for " + what
-                        + (last == null ? "" : " (last error: " + last + ")"));
-            }
-            Thread.sleep(sleep);
-            sleep = Math.min(1000, sleep * 2);
+    private static void assertClean(ZeroCache zero, boolean existingSchema) {
+        // A replication manager that finds a non-empty change log tries a litestream restore of
+        // its replica first; this setup has no litestream, so the attempt fails and it keeps the
+        // local replica file (checked by the callers). Not a change-db matter.
+        String litestreamMissing = "Missing --litestream-executable";
+        zero.assertNoLogLines(line -> !line.contains(litestreamMissing) && (commonProblem(line)
+                || existingSchema && line.contains("\"initSchema\":\"" + CDC + "\"") && line.contains("Migrating schema")));
+        long litestream = zero.log().lines().filter(line -> line.contains(litestreamMissing)).count();
+        if (litestream > 0) {
+            System.out.println("COMPAT-INFO zero-cache " + zero.label + ": " + litestream + " log lines about the"
+                    + " skipped litestream restore (no litestream here; the local replica file is kept)");
         }
+        expect(zero.log().contains("Running change-streamer at schema v6"), "zero-cache " + zero.label
+                + " did not report change-streamer schema v6");
     }
 
-    private static void expect(boolean ok, String why) {
-        if (!ok) {
-            throw new CheckFailed(why);
-        }
-    }
-
-    private static final class CheckFailed extends RuntimeException {
-        CheckFailed(String message) {
-            super(message);
-        }
-    }
-
-    // ------------------------------------------------------------------ zero-cache process
-
-    /** One run of zero-cache's replication manager (no sync workers), logging JSON lines to a file. */
-    private final class ZeroCache {
-        private final String label;
-        private final Map<String, String> extraEnv;
-        private final Path logFile;
-        private Process process;
-
-        ZeroCache(String label, Map<String, String> extraEnv) {
-            this.label = label;
-            this.extraEnv = extraEnv;
-            this.logFile = work.resolve("zero-cache-" + label + ".log");
-        }
-
-        void start() throws Exception {
-            ProcessBuilder pb = new ProcessBuilder(nodeBin.resolve("node").toString(),
-                    "node_modules/@rocicorp/zero/out/zero/src/cli.js").directory(zeroDir.toFile())
-                    .redirectErrorStream(true).redirectOutput(logFile.toFile());
-            Map<String, String> env = pb.environment();
-            env.keySet().removeIf(k -> k.startsWith("ZERO_"));
-            env.put("PATH", nodeBin + ":" + env.getOrDefault("PATH", "/usr/bin:/bin"));
-            env.put("ZERO_UPSTREAM_DB", cluster.uri(UPSTREAM_DB));
-            env.put("ZERO_REPLICA_FILE", work.resolve("replica.db").toString());
-            env.put("ZERO_NUM_SYNC_WORKERS", "0");
-            env.put("ZERO_ADMIN_PASSWORD", "compat-check");
-            env.put("ZERO_PORT", String.valueOf(zeroPort));
-            env.put("ZERO_APP_ID", APP);
-            env.put("ZERO_SHARD_NUM", String.valueOf(SHARD));
-            env.put("ZERO_LOG_FORMAT", "json");
-            // Otherwise the change streamer waits 15 s for a load balancer before taking over.
-            env.put("ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS", "0");
-            env.putAll(extraEnv);
-            process = pb.start();
-            Runtime.getRuntime().addShutdownHook(new Thread(this::kill));
-            awaitTrue(() -> {
-                if (!process.isAlive()) {
-                    throw new CheckFailed("zero-cache " + label + " exited with " + process.exitValue() + "; see "
-                            + logFile);
-                }
-                return log().contains("started replication stream@") && log().contains("\"message\":\"starting storer\"");
-            }, "zero-cache " + label + " to start streaming (log " + logFile + ")");
-        }
-
-        String taskID() {
-            for (String line : log().split("\n")) {
-                int i = line.indexOf("runtime env: taskID=");
-                if (i >= 0) {
-                    return line.substring(i + "runtime env: taskID=".length(), line.indexOf(',', i));
-                }
-            }
-            throw new CheckFailed("no taskID in " + logFile);
-        }
-
-        String log() {
-            try {
-                return Files.exists(logFile) ? Files.readString(logFile) : "";
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        List<String> linesMatching(String needle) {
-            List<String> out = new ArrayList<>();
-            for (String line : log().split("\n")) {
-                if (line.contains(needle)) {
-                    int m = line.indexOf("\"message\":");
-                    out.add(m >= 0 ? line.substring(m + 10, Math.min(line.length(), m + 210)) : line);
-                }
-            }
-            return out;
-        }
-
-        /** SIGTERM (zero-cache drains and exits), then a forced kill if it hangs. */
-        void stop() throws InterruptedException {
-            if (process == null || !process.isAlive()) {
-                return;
-            }
-            process.destroy();
-            if (!process.waitFor(60, TimeUnit.SECONDS)) {
-                kill();
-                throw new CheckFailed("zero-cache " + label + " did not stop within 60 s after SIGTERM");
-            }
-            expect(process.exitValue() == 0, "zero-cache " + label + " exited with " + process.exitValue() + "; see "
-                    + logFile);
-        }
-
-        private void kill() {
-            if (process != null && process.isAlive()) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-            }
-        }
-
-        /**
-         * Fails on error-level lines, change-db migrations or resets.
-         *
-         * @param existingSchema whether the cdc schema existed before this run (then zero-cache must
-         *     only check it, never migrate it)
-         */
-        void assertClean(boolean existingSchema) {
-            List<String> bad = new ArrayList<>();
-            int litestream = 0;
-            for (String line : log().split("\n")) {
-                boolean cdc = line.contains("\"initSchema\":\"" + CDC + "\"");
-                // A replication manager that finds a non-empty change log tries a litestream restore
-                // of its replica first; this setup has no litestream, so the attempt fails and it
-                // keeps the local replica file (checked by the callers). Not a change-db matter.
-                if (line.contains("Missing --litestream-executable")) {
-                    litestream++;
-                    continue;
-                }
-                if (line.contains("\"level\":\"ERROR\"") || line.contains("Clearing tables")
-                        || line.contains("AutoResetSignal") || line.contains("Cannot reset change db")
-                        || existingSchema && cdc && line.contains("Migrating schema")) {
-                    bad.add(line.length() > 400 ? line.substring(0, 400) + "..." : line);
-                }
-            }
-            expect(bad.isEmpty(), "zero-cache " + label + " logged problems: " + bad);
-            if (litestream > 0) {
-                System.out.println("COMPAT-INFO zero-cache " + label + ": " + litestream + " log lines about the"
-                        + " skipped litestream restore (no litestream here; the local replica file is kept)");
-            }
-            expect(log().contains("Running change-streamer at schema v6"), "zero-cache " + label
-                    + " did not report change-streamer schema v6");
-        }
-    }
-
-    // ------------------------------------------------------------------ change-streamer subscriber
-
-    /** A protocol-v6 subscriber over java.net.http's WebSocket that acks every frame. */
-    private static final class Subscriber implements WebSocket.Listener, AutoCloseable {
-        private final BlockingQueue<String> frames = new LinkedBlockingQueue<>();
-        private final StringBuilder partial = new StringBuilder();
-        private final ProtocolCodec codec = new ProtocolCodec();
-        private WebSocket ws;
-        private volatile String closed;
-        private int received;
-
-        int received() {
-            return received;
-        }
-
-        static Subscriber open(int port, String replicaVersion, String watermark) throws Exception {
-            Subscriber s = new Subscriber();
-            String q = "id=zrm-compat-subscriber&replicaVersion=" + enc(replicaVersion) + "&watermark=" + enc(watermark)
-                    + "&initial=true&mode=serving";
-            s.ws = HttpClient.newHttpClient().newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10))
-                    .buildAsync(URI.create("ws://127.0.0.1:" + port + "/replication/v6/changes?" + q), s)
-                    .get(30, TimeUnit.SECONDS);
-            return s;
-        }
-
-        private static String enc(String s) {
-            return URLEncoder.encode(s, StandardCharsets.UTF_8);
-        }
-
-        /** Messages of the transaction committing at {@code watermark}, begin to commit, as received. */
-        List<String> untilCommit(String watermark) throws Exception {
-            List<String> txn = new ArrayList<>();
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (true) {
-                String frame = frames.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                if (frame == null) {
-                    throw new CheckFailed("no commit at " + watermark + " from zero-cache's change-streamer"
-                            + (closed == null ? "" : " (closed: " + closed + ")") + "; received " + txn);
-                }
-                Frame f = codec.decodeFrame(frame);
-                received++;
-                ws.sendText("{\"ack\":" + f.id() + "}", true);
-                String msg = f.msg();
-                if (msg.startsWith("[\"begin\"")) {
-                    txn.clear();
-                }
-                if (msg.startsWith("[\"begin\"") || msg.startsWith("[\"data\"") || msg.startsWith("[\"commit\"")) {
-                    txn.add(msg);
-                }
-                if (msg.startsWith("[\"commit\"") && msg.endsWith("{\"watermark\":\"" + watermark + "\"}]")) {
-                    return txn;
-                }
-            }
-        }
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            partial.append(data);
-            if (last) {
-                frames.add(partial.toString());
-                partial.setLength(0);
-            }
-            webSocket.request(1);
-            return null;
-        }
-
-        @Override
-        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
-            closed = statusCode + " " + reason;
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public void onError(WebSocket webSocket, Throwable error) {
-            closed = "error " + error;
-        }
-
-        @Override
-        public void close() {
-            if (ws != null) {
-                ws.abort();
-            }
-        }
+    /** A run of zero-cache's replication manager on the upstream database, replica file {@code replica.db}. */
+    private ZeroCache zeroCache(String label, Map<String, String> extraEnv) {
+        return new ZeroCache(label, UPSTREAM_DB, work.resolve("replica.db"), extraEnv);
     }
 }

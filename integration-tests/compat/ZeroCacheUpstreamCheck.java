@@ -1,5 +1,4 @@
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,7 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.PgChangeSource;
@@ -23,30 +21,23 @@ import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
 import org.zrm.changesource.pg.internal.sync.JdbcPgConnector;
 import org.zrm.changesource.pg.internal.sync.ReplicaInitializer;
-import org.zrm.pgcluster.PgCluster;
 import org.zrm.protocol.ChangeSourceUpstream;
 import org.zrm.protocol.ChangeStreamMessage;
-import org.zrm.protocol.json.ProtocolCodec;
 
 /**
  * Upstream and replica-file compatibility between ZRM's Postgres change source and the real
  * zero-cache 1.8.0.
  *
- * <p>Run through {@code zero-cache-upstream.sh}, which builds the class path and provides Node 22
- * and zero-cache; see {@code README.md} next to this file. Prints one {@code COMPAT <check> ok} or
- * {@code COMPAT <check> FAIL <why>} line per check and exits 1 if any failed.
- *
- * <p>Inputs (system properties): {@code zero.dir} (folder holding {@code node_modules/@rocicorp/zero}),
- * {@code node.bin} (folder holding Node 22's {@code node}), {@code work.dir} (scratch folder for
- * logs, dumps and replica files), {@code zero.port} (zero-cache's {@code ZERO_PORT}).
+ * <p>Run through {@code zero-cache-upstream.sh}, which builds the class path, provides Node 22
+ * and zero-cache and compiles this file with {@code CompatSupport.java} (inputs, steps, the
+ * zero-cache process); see {@code README.md} next to this file. Prints one
+ * {@code COMPAT <check> ok} or {@code COMPAT <check> FAIL <why>} line per check and exits 1 if any
+ * failed.
  */
-public final class ZeroCacheUpstreamCheck {
+public final class ZeroCacheUpstreamCheck extends CompatSupport {
 
-    private static final String APP = "zero";
-    private static final int SHARD_NUM = 0;
     private static final String SHARD = APP + "_" + SHARD_NUM;
     private static final ShardConfig SHARD_CONFIG = ShardConfig.of(APP, SHARD_NUM, List.of());
-    private static final Duration WAIT = Duration.ofSeconds(90);
 
     private static final String ZC_CATALOG = "zc_catalog";
     private static final String ZRM_CATALOG = "zrm_catalog";
@@ -77,90 +68,53 @@ public final class ZeroCacheUpstreamCheck {
         "INSERT INTO uniq VALUES (1, 'x', NULL), (2, 'y', 'z')",
     };
 
-    private final Path zeroDir;
-    private final Path nodeBin;
-    private final Path work;
-    private final int zeroPort;
-    private final ProtocolCodec codec = new ProtocolCodec();
-    private final List<String> failures = new ArrayList<>();
-    private PgCluster cluster;
-
-    private ZeroCacheUpstreamCheck(Path zeroDir, Path nodeBin, Path work, int zeroPort) {
-        this.zeroDir = zeroDir;
-        this.nodeBin = nodeBin;
-        this.work = work;
-        this.zeroPort = zeroPort;
-    }
-
     public static void main(String[] args) throws Exception {
-        ZeroCacheUpstreamCheck check = new ZeroCacheUpstreamCheck(
-                Path.of(required("zero.dir")), Path.of(required("node.bin")), Path.of(required("work.dir")),
-                Integer.parseInt(System.getProperty("zero.port", "14848")));
-        int failed = check.run();
-        System.out.println(failed == 0 ? "COMPAT all ok" : "COMPAT " + failed + " check(s) FAILED");
-        System.exit(failed == 0 ? 0 : 1);
-    }
-
-    private static String required(String name) {
-        String v = System.getProperty(name);
-        if (v == null || v.isBlank()) {
-            throw new IllegalArgumentException("system property " + name + " is required");
-        }
-        return v;
+        new ZeroCacheUpstreamCheck().runAndExit();
     }
 
     // ------------------------------------------------------------------ scenarios
 
-    private int run() throws Exception {
-        Files.createDirectories(work);
-        try (PgCluster pg = PgCluster.builder().start()) {
-            cluster = pg;
-            System.out.println("COMPAT-INFO postgres on 127.0.0.1:" + pg.port() + ", work dir " + work);
-            for (String db : List.of(ZC_CATALOG, ZRM_CATALOG, ZERO_FIRST, ZRM_FIRST, REPLICA_FILE)) {
-                pg.createDatabaseIfMissing(db);
-                exec(db, FIXTURE);
-            }
-
-            // 1. The upstream catalog each side creates on its own fresh database.
-            boolean zcSetUp = step("catalog/zero-cache-setup", () -> {
-                ZeroCache zc = new ZeroCache("catalog", ZC_CATALOG, work.resolve("zc-catalog.db"));
-                try {
-                    zc.start();
-                } finally {
-                    zc.stop();
-                }
-                zc.assertClean();
-                expect(zc.ranInitialSync(), "zero-cache did not run initial sync on an empty upstream");
-            });
-            boolean zrmSetUp = step("catalog/zrm-setup", () -> zrmInitialize(ZRM_CATALOG, work.resolve("zrm-catalog.db")));
-            if (zcSetUp && zrmSetUp) {
-                step("catalog/pg_dump-identical", this::catalogDumpIdentical);
-                step("catalog/event-triggers-identical", () -> sameRows("event triggers", EVENT_TRIGGERS_SQL));
-                step("catalog/publications-identical", () -> {
-                    sameRows("pg_publication", PUBLICATIONS_SQL);
-                    sameRows("pg_publication_tables", PUBLICATION_TABLES_SQL);
-                    sameRows("pg_publication_namespace", PUBLICATION_SCHEMAS_SQL);
-                });
-                step("catalog/version-and-config-rows", this::shardRowsIdentical);
-                step("replica/sqlite-schema-identical", this::replicaSchemaIdentical);
-                step("replica/zero-tables-identical", this::replicaZeroTablesIdentical);
-                step("replica/data-identical", this::replicaDataIdentical);
-            } else {
-                System.out.println("COMPAT-INFO catalog/replica comparisons skipped: a setup failed");
-            }
-
-            // 2a. zero-cache first, then ZRM on the same upstream; both stream.
-            zeroFirst();
-            // 2b. ZRM first, then zero-cache on the same upstream; both stream.
-            zrmFirst();
-            // 3. zero-cache serving from the replica file ZRM's initial sync wrote.
-            replicaFileScenario();
-
-            if (!failures.isEmpty()) {
-                System.out.println("COMPAT-INFO zero-cache and ZRM logs are in " + work);
-            }
+    @Override
+    void checks() throws Exception {
+        for (String db : List.of(ZC_CATALOG, ZRM_CATALOG, ZERO_FIRST, ZRM_FIRST, REPLICA_FILE)) {
+            cluster.createDatabaseIfMissing(db);
+            exec(db, FIXTURE);
         }
-        return failures.size();
+
+        // 1. The upstream catalog each side creates on its own fresh database.
+        boolean zcSetUp = step("catalog/zero-cache-setup", () -> {
+            ZeroCache zc = new ZeroCache("catalog", ZC_CATALOG, work.resolve("zc-catalog.db"));
+            try {
+                zc.start();
+            } finally {
+                zc.stop();
+            }
+            assertClean(zc);
+            expect(zc.ranInitialSync(), "zero-cache did not run initial sync on an empty upstream");
+        });
+        boolean zrmSetUp = step("catalog/zrm-setup", () -> zrmInitialize(ZRM_CATALOG, work.resolve("zrm-catalog.db")));
+        if (zcSetUp && zrmSetUp) {
+            step("catalog/pg_dump-identical", this::catalogDumpIdentical);
+            step("catalog/event-triggers-identical", () -> sameRows("event triggers", EVENT_TRIGGERS_SQL));
+            step("catalog/publications-identical", () -> {
+                sameRows("pg_publication", PUBLICATIONS_SQL);
+                sameRows("pg_publication_tables", PUBLICATION_TABLES_SQL);
+                sameRows("pg_publication_namespace", PUBLICATION_SCHEMAS_SQL);
+            });
+            step("catalog/version-and-config-rows", this::shardRowsIdentical);
+            step("replica/sqlite-schema-identical", this::replicaSchemaIdentical);
+            step("replica/zero-tables-identical", this::replicaZeroTablesIdentical);
+            step("replica/data-identical", this::replicaDataIdentical);
+        } else {
+            System.out.println("COMPAT-INFO catalog/replica comparisons skipped: a setup failed");
+        }
+
+        // 2a. zero-cache first, then ZRM on the same upstream; both stream.
+        zeroFirst();
+        // 2b. ZRM first, then zero-cache on the same upstream; both stream.
+        zrmFirst();
+        // 3. zero-cache serving from the replica file ZRM's initial sync wrote.
+        replicaFileScenario();
     }
 
     private void zeroFirst() throws Exception {
@@ -210,7 +164,7 @@ public final class ZeroCacheUpstreamCheck {
             }
         } finally {
             if (step("zero-first/zero-cache-stops", zc::stop)) {
-                step("zero-first/zero-cache-log-clean", zc::assertClean);
+                step("zero-first/zero-cache-log-clean", () -> assertClean(zc));
             }
         }
     }
@@ -243,7 +197,7 @@ public final class ZeroCacheUpstreamCheck {
                 expect(slots.equals(List.of(zrmSlot + ":true", APP + "_" + SHARD_NUM + "_b:true")), "slots " + slots);
                 System.out.println("COMPAT-INFO zrm-first: replicas before " + replicasBefore + ", after zero-cache's"
                         + " start " + strings(ZRM_FIRST, REPLICAS_SQL) + "; slots " + slots
-                        + "; zero-cache's shard log " + zc.linesMatching("upstream-shard"));
+                        + "; zero-cache's shard log " + zc.linesMatching("upstream-shard", 150));
             });
             if (started) {
                 final ZrmStream open = zrm;
@@ -270,7 +224,7 @@ public final class ZeroCacheUpstreamCheck {
                 zrm.close();
             }
             if (step("zrm-first/zero-cache-stops", zc::stop)) {
-                step("zrm-first/zero-cache-log-clean", zc::assertClean);
+                step("zrm-first/zero-cache-log-clean", () -> assertClean(zc));
             }
         }
     }
@@ -310,7 +264,7 @@ public final class ZeroCacheUpstreamCheck {
                     awaitTrue(() -> query(() -> count(REPLICA_FILE, "SELECT count(*) FROM \"" + SHARD
                             + "/cdc\".\"changeLog\" WHERE change->>'tag' = 'commit'") >= 2), "zero-cache storing the"
                             + " two transactions");
-                    List<String> where = zc.linesMatching("serving-replica");
+                    List<String> where = zc.linesMatching("serving-replica", 150);
                     // A replication manager keeps its replica current (it is the litestream backup
                     // source): the rows must show up in ZRM's file, typed as zero-cache writes them.
                     awaitTrue(() -> query(() -> zeroSqlite(file, "SELECT quote(id) || '|' || quote(name) || '|'"
@@ -327,7 +281,7 @@ public final class ZeroCacheUpstreamCheck {
             }
         } finally {
             if (step("replica-file/zero-cache-stops", zc::stop)) {
-                step("replica-file/zero-cache-log-clean", zc::assertClean);
+                step("replica-file/zero-cache-log-clean", () -> assertClean(zc));
             }
         }
         step("replica-file/schema-kept", () -> {
@@ -497,24 +451,7 @@ public final class ZeroCacheUpstreamCheck {
     }
 
     private String normalizedDump(String db) throws IOException, InterruptedException {
-        Path bin = Path.of(System.getProperty("pg.bin", "/usr/lib/postgresql/15/bin"));
-        Process p = new ProcessBuilder(bin.resolve("pg_dump").toString(), "-h", "127.0.0.1", "-p",
-                String.valueOf(cluster.port()), "-U", "postgres", "--schema-only", "--no-owner", "--no-privileges",
-                "-N", "\"" + SHARD + "/cdc\"", "-N", "\"" + SHARD + "/cvr\"", db).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new CheckFailed("pg_dump " + db + " failed: " + out);
-        }
-        StringBuilder sb = new StringBuilder();
-        for (String line : out.split("\n")) {
-            // Comments, session settings and pg_dump's per-run \restrict key are not catalog content.
-            if (line.isBlank() || line.startsWith("--") || line.startsWith("SET ") || line.startsWith("\\restrict")
-                    || line.startsWith("\\unrestrict") || line.startsWith("SELECT pg_catalog.set_config")) {
-                continue;
-            }
-            sb.append(line).append('\n');
-        }
-        return sb.toString();
+        return normalizedSchemaDump(db, "-N", "\"" + SHARD + "/cdc\"", "-N", "\"" + SHARD + "/cvr\"");
     }
 
     // ------------------------------------------------------------------ replica file comparison
@@ -682,244 +619,14 @@ public final class ZeroCacheUpstreamCheck {
         return c;
     }
 
-    // ------------------------------------------------------------------ Postgres helpers
-
-    private void exec(String db, String... sqls) throws SQLException {
-        try (Connection c = cluster.connect(db); Statement s = c.createStatement()) {
-            for (String sql : sqls) {
-                s.execute(sql);
-            }
-        }
-    }
-
-    private String scalar(String db, String sql) throws SQLException {
-        List<String> v = strings(db, sql);
-        return v.isEmpty() ? null : v.get(0);
-    }
+    // ------------------------------------------------------------------ Postgres and zero-cache helpers
 
     private long count(String db, String sql) throws SQLException {
         return Long.parseLong(scalar(db, sql));
     }
 
-    private List<String> strings(String db, String sql) throws SQLException {
-        List<String> out = new ArrayList<>();
-        try (Connection c = cluster.connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-        }
-        return out;
-    }
-
-    /** A minimal line diff (LCS), {@code -} for lines only in {@code a}, {@code +} for lines only in {@code b}. */
-    static String diff(String a, String b) {
-        String[] x = a.split("\n");
-        String[] y = b.split("\n");
-        int[][] l = new int[x.length + 1][y.length + 1];
-        for (int i = x.length - 1; i >= 0; i--) {
-            for (int j = y.length - 1; j >= 0; j--) {
-                l[i][j] = x[i].equals(y[j]) ? l[i + 1][j + 1] + 1 : Math.max(l[i + 1][j], l[i][j + 1]);
-            }
-        }
-        StringBuilder out = new StringBuilder();
-        int i = 0;
-        int j = 0;
-        while (i < x.length || j < y.length) {
-            if (i < x.length && j < y.length && x[i].equals(y[j])) {
-                i++;
-                j++;
-            } else if (j < y.length && (i == x.length || l[i][j + 1] >= l[i + 1][j])) {
-                out.append("+ ").append(y[j++]).append('\n');
-            } else {
-                out.append("- ").append(x[i++]).append('\n');
-            }
-        }
-        return out.toString();
-    }
-
-    // ------------------------------------------------------------------ steps, waiting, asserting
-
-    @FunctionalInterface
-    private interface Body {
-        void run() throws Exception;
-    }
-
-    private boolean step(String name, Body body) {
-        long start = System.nanoTime();
-        try {
-            body.run();
-            System.out.printf("COMPAT %s ok (%d ms)%n", name, (System.nanoTime() - start) / 1_000_000);
-            return true;
-        } catch (Throwable t) {
-            String why = t instanceof CheckFailed ? t.getMessage() : t.toString();
-            System.out.println("COMPAT " + name + " FAIL " + why.replace('\n', ' '));
-            if (!(t instanceof CheckFailed)) {
-                t.printStackTrace(System.out);
-            }
-            failures.add(name);
-            return false;
-        }
-    }
-
-    @FunctionalInterface
-    private interface Query<T> {
-        T get() throws Exception;
-    }
-
-    private static <T> T query(Query<T> q) {
-        try {
-            return q.get();
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new RuntimeException(e);
-        }
-    }
-
-    /**
-     * Polls with backoff: zero-cache is an external process that offers no signal for "stored" or
-     * "applied", so bounded retry is the only option.
-     */
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        long sleep = 50;
-        while (true) {
-            RuntimeException last = null;
-            try {
-                if (condition.getAsBoolean()) {
-                    return;
-                }
-            } catch (RuntimeException e) {
-                last = e;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new CheckFailed("timed out after " + WAIT.toSeconds() + " s waiting for " + what
-                        + (last == null ? "" : " (last error: " + last + ")"));
-            }
-            Thread.sleep(sleep);
-            sleep = Math.min(1000, sleep * 2);
-        }
-    }
-
-    private static void expect(boolean ok, String why) {
-        if (!ok) {
-            throw new CheckFailed(why);
-        }
-    }
-
-    private static final class CheckFailed extends RuntimeException {
-        CheckFailed(String message) {
-            super(message);
-        }
-    }
-
-    // ------------------------------------------------------------------ zero-cache process
-
-    /** One run of zero-cache's replication manager (no sync workers), logging JSON lines to a file. */
-    private final class ZeroCache {
-        private final String label;
-        private final String db;
-        private final Path replicaFile;
-        private final Map<String, String> extraEnv;
-        private final Path logFile;
-        private Process process;
-
-        ZeroCache(String label, String db, Path replicaFile) {
-            this(label, db, replicaFile, Map.of());
-        }
-
-        ZeroCache(String label, String db, Path replicaFile, Map<String, String> extraEnv) {
-            this.label = label;
-            this.db = db;
-            this.replicaFile = replicaFile;
-            this.extraEnv = extraEnv;
-            this.logFile = work.resolve("zero-cache-" + label + ".log");
-        }
-
-        void start() throws Exception {
-            ProcessBuilder pb = new ProcessBuilder(nodeBin.resolve("node").toString(),
-                    "node_modules/@rocicorp/zero/out/zero/src/cli.js").directory(zeroDir.toFile())
-                    .redirectErrorStream(true).redirectOutput(logFile.toFile());
-            Map<String, String> env = pb.environment();
-            env.keySet().removeIf(k -> k.startsWith("ZERO_"));
-            env.put("PATH", nodeBin + ":" + env.getOrDefault("PATH", "/usr/bin:/bin"));
-            env.put("ZERO_UPSTREAM_DB", cluster.uri(db));
-            env.put("ZERO_REPLICA_FILE", replicaFile.toString());
-            env.put("ZERO_NUM_SYNC_WORKERS", "0");
-            env.put("ZERO_ADMIN_PASSWORD", "compat-check");
-            env.put("ZERO_PORT", String.valueOf(zeroPort));
-            env.put("ZERO_APP_ID", APP);
-            env.put("ZERO_SHARD_NUM", String.valueOf(SHARD_NUM));
-            env.put("ZERO_LOG_FORMAT", "json");
-            // Otherwise the change streamer waits 15 s for a load balancer before taking over.
-            env.put("ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS", "0");
-            env.putAll(extraEnv);
-            process = pb.start();
-            Runtime.getRuntime().addShutdownHook(new Thread(this::kill));
-            awaitTrue(() -> {
-                if (!process.isAlive()) {
-                    throw new CheckFailed("zero-cache " + label + " exited with " + process.exitValue() + "; see "
-                            + logFile);
-                }
-                return log().contains("started replication stream@") && log().contains("\"message\":\"starting storer\"");
-            }, "zero-cache " + label + " to start streaming (log " + logFile + ")");
-        }
-
-        boolean ranInitialSync() {
-            return log().contains("Created replication slot") || log().contains("Copying ");
-        }
-
-        String log() {
-            try {
-                return Files.exists(logFile) ? Files.readString(logFile) : "";
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        List<String> linesMatching(String needle) {
-            List<String> out = new ArrayList<>();
-            for (String line : log().split("\n")) {
-                if (line.contains(needle)) {
-                    int m = line.indexOf("\"message\":");
-                    out.add(m >= 0 ? line.substring(m + 10, Math.min(line.length(), m + 160)) : line);
-                }
-            }
-            return out;
-        }
-
-        /** SIGTERM (zero-cache drains and exits), then a forced kill if it hangs. */
-        void stop() throws InterruptedException {
-            if (process == null || !process.isAlive()) {
-                return;
-            }
-            process.destroy();
-            if (!process.waitFor(60, TimeUnit.SECONDS)) {
-                kill();
-                throw new CheckFailed("zero-cache " + label + " did not stop within 60 s after SIGTERM");
-            }
-            expect(process.exitValue() == 0, "zero-cache " + label + " exited with " + process.exitValue() + "; see "
-                    + logFile);
-        }
-
-        private void kill() {
-            if (process != null && process.isAlive()) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
-            }
-        }
-
-        /** Fails on error-level lines, resets, or a migration of an upstream shard schema that existed. */
-        void assertClean() {
-            List<String> bad = new ArrayList<>();
-            for (String line : log().split("\n")) {
-                if (line.contains("\"level\":\"ERROR\"") || line.contains("AutoResetSignal")
-                        || line.contains("Clearing tables") || line.contains("Dropping shard")
-                        || line.contains("Cannot reset change db")) {
-                    bad.add(line.length() > 400 ? line.substring(0, 400) + "..." : line);
-                }
-            }
-            expect(bad.isEmpty(), "zero-cache " + label + " logged problems: " + bad);
-        }
+    /** Fails on error-level lines, resets, or a dropped shard. */
+    private static void assertClean(ZeroCache zc) {
+        zc.assertNoLogLines(line -> commonProblem(line) || line.contains("Dropping shard"));
     }
 }

