@@ -306,7 +306,7 @@ public final class PgChangeLog implements ChangeLog, AutoCloseable {
                 }
             }
             return new PgChangeLogTransaction(schema, lease, writer, tracker, settings.changeLogBatchSize(),
-                    settings.statementTimeoutMs(), taskID, owner);
+                    settings.statementTimeoutMs(), taskID, owner, settings.insertMode());
         } catch (SQLException e) {
             rollbackAndRelease(lease);
             throw failure("beginTransaction", e);

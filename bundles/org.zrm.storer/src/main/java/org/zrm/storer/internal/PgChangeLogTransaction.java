@@ -10,6 +10,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyIn;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changelog.ChangeLogEntry;
@@ -23,12 +25,18 @@ import org.zrm.changelog.OwnershipLostException;
  *
  * <p><b>Flush pipeline.</b> pgjdbc runs one statement at a time per connection, so "two flushes in
  * flight" (upstream pipelines two INSERTs) is realised with a writer thread: a full batch is
- * serialised to JSON on the caller's thread while the previous batch's INSERT executes on the
+ * serialised on the caller's thread while the previous batch's write executes on the
  * writer thread; before handing over the new one, the caller waits for the previous one to finish.
  * So at most one statement executes and one more batch is prepared; memory holds at most about two
  * batches. A schema change first hands over the pending batch, then its own row together with
  * its metadata statements. At commit the rest is written, then {@code lastWatermark} is updated,
  * then the transaction commits.
+ *
+ * <p><b>Batch statement.</b> {@link StorerSettings.InsertMode} chooses how a batch is written:
+ * one binary {@code COPY … FROM STDIN} (default; see the decision recorded there) or upstream's
+ * {@code json_to_recordset} INSERT. Both store the same rows byte for byte. In COPY mode a batch of
+ * a single row (always so with {@code change.logBatchSize = 1}) uses the single-row INSERT
+ * instead, which needs one round trip where a COPY needs two.
  *
  * <p><b>Ownership.</b> {@code begin} read the owner with {@code FOR UPDATE}, so the value cannot
  * change while this transaction is open. If it is not this task, rows are not even sent (the
@@ -40,6 +48,9 @@ import org.zrm.changelog.OwnershipLostException;
 public final class PgChangeLogTransaction implements ChangeLogTransaction {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeLogTransaction.class);
+
+    /** Bytes per CopyData message of a binary COPY batch. */
+    private static final int COPY_CHUNK = 256 * 1024;
 
     private enum State { OPEN, FAILED, DONE }
 
@@ -54,6 +65,9 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
     private final String owner;
     private final String insertBatchSql;
     private final String insertRowSql;
+    private final String copySql;
+    private final StorerSettings.InsertMode insertMode;
+    private boolean copyTimeoutSet; // touched only by the writer thread, one task at a time
 
     private List<ChangeLogEntry> batch;
     private Future<?> inFlight;
@@ -66,7 +80,8 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
     private long rows;
 
     PgChangeLogTransaction(CdcSchema schema, ConnectionPool.Lease lease, Executor writer,
-            SchemaChangeTracker tracker, int batchSize, int statementTimeoutMs, String taskID, String owner) {
+            SchemaChangeTracker tracker, int batchSize, int statementTimeoutMs, String taskID, String owner,
+            StorerSettings.InsertMode insertMode) {
         this.schema = schema;
         this.lease = lease;
         this.c = lease.connection();
@@ -76,12 +91,15 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
         this.timeoutSeconds = Math.max(1, (statementTimeoutMs + 999) / 1000);
         this.taskID = taskID;
         this.owner = owner;
+        this.insertMode = insertMode;
         this.batch = new ArrayList<>(Math.min(batchSize, 4096));
         this.insertBatchSql = "INSERT INTO " + schema.table("changeLog") + " (\"watermark\", \"pos\", \"change\", \"precommit\")"
                 + " SELECT \"watermark\", \"pos\", \"change\"::json, \"precommit\""
                 + " FROM json_to_recordset(?::json) AS x(\"watermark\" TEXT, \"pos\" INT8, \"change\" TEXT, \"precommit\" TEXT)";
         this.insertRowSql = "INSERT INTO " + schema.table("changeLog") + " (\"watermark\", \"pos\", \"change\", \"precommit\")"
                 + " VALUES (?, ?, ?::json, ?)";
+        this.copySql = "COPY " + schema.table("changeLog") + " (\"watermark\", \"pos\", \"change\", \"precommit\")"
+                + " FROM STDIN (FORMAT binary)";
     }
 
     /** @return whether the owner read at begin is this task */
@@ -234,14 +252,57 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
         List<ChangeLogEntry> rowsToWrite = batch;
         batch = new ArrayList<>(Math.min(batchSize, 4096));
         // Serialised here, on the caller's thread, while the previous flush may still execute.
-        String json = BatchJson.encode(rowsToWrite);
-        submit(() -> {
-            try (PreparedStatement ps = c.prepareStatement(insertBatchSql)) {
-                ps.setQueryTimeout(timeoutSeconds);
-                ps.setString(1, json);
-                ps.executeUpdate();
+        if (insertMode == StorerSettings.InsertMode.COPY) {
+            if (rowsToWrite.size() == 1) {
+                ChangeLogEntry row = rowsToWrite.get(0);
+                submit(() -> insertRow(row));
+            } else {
+                BatchCopy copy = BatchCopy.encode(rowsToWrite);
+                submit(() -> copyRows(copy));
             }
-        });
+        } else {
+            String json = BatchJson.encode(rowsToWrite);
+            submit(() -> {
+                try (PreparedStatement ps = c.prepareStatement(insertBatchSql)) {
+                    ps.setQueryTimeout(timeoutSeconds);
+                    ps.setString(1, json);
+                    ps.executeUpdate();
+                }
+            });
+        }
+    }
+
+    private void copyRows(BatchCopy copy) throws SQLException {
+        if (!copyTimeoutSet) {
+            // pgjdbc's COPY API has no client-side query timeout, so the server enforces the same
+            // bound for this transaction (begin set it to 0, as upstream's runTx does; every other
+            // statement here carries the same bound client-side, so they are unaffected).
+            try (PreparedStatement ps = c.prepareStatement("SELECT set_config('statement_timeout', ?, true)")) {
+                ps.setQueryTimeout(timeoutSeconds);
+                ps.setString(1, timeoutSeconds * 1000 + "ms");
+                ps.execute();
+            }
+            copyTimeoutSet = true;
+        }
+        CopyIn in = c.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
+        try {
+            // One CopyData message per chunk: the server buffers a whole message before it parses
+            // it, so chunks let it parse while the rest of the batch is still on the wire.
+            for (int off = 0; off < copy.length(); off += COPY_CHUNK) {
+                in.writeToCopy(copy.buffer(), off, Math.min(COPY_CHUNK, copy.length() - off));
+            }
+            in.endCopy();
+        } catch (SQLException | RuntimeException e) {
+            if (in.isActive()) {
+                // The transaction fails anyway; end the COPY so the connection can still roll back.
+                try {
+                    in.cancelCopy();
+                } catch (SQLException cancel) {
+                    e.addSuppressed(cancel);
+                }
+            }
+            throw e;
+        }
     }
 
     @FunctionalInterface

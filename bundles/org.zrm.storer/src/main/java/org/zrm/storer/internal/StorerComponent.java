@@ -1,5 +1,7 @@
 package org.zrm.storer.internal;
 
+import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -10,6 +12,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changelog.ChangeLog;
 import org.zrm.changelog.ChangeLogException;
+import org.zrm.storer.internal.queue.CatchupHandler;
+import org.zrm.storer.internal.queue.StorerListener;
+import org.zrm.storer.internal.queue.StorerQueue;
+import org.zrm.storer.internal.queue.StorerQueueSettings;
 
 /**
  * Registers the Postgres {@link ChangeLog} (PID {@value #PID}). Activation validates the
@@ -28,20 +34,22 @@ public final class StorerComponent extends DelegatingChangeLog {
     private static final Logger LOG = LoggerFactory.getLogger(StorerComponent.class);
 
     private final PgChangeLog changeLog;
+    private final StorerQueueSettings queueSettings;
 
     @Activate
     public StorerComponent(StorerConfig config) {
-        this(settings(config));
+        this(settings(config), queueSettings(config));
     }
 
-    StorerComponent(StorerSettings settings) {
-        this(new PgChangeLog(settings));
+    StorerComponent(StorerSettings settings, StorerQueueSettings queueSettings) {
+        this(new PgChangeLog(settings), queueSettings);
     }
 
-    private StorerComponent(PgChangeLog changeLog) {
+    private StorerComponent(PgChangeLog changeLog, StorerQueueSettings queueSettings) {
         super(changeLog);
         this.changeLog = changeLog;
-        LOG.info("storer: change log {} on {}", changeLog.schema(), changeLog.settings());
+        this.queueSettings = queueSettings;
+        LOG.info("storer: change log {} on {}; queue {}", changeLog.schema(), changeLog.settings(), queueSettings);
         CompletableFuture.runAsync(this::initializeInBackground);
     }
 
@@ -59,7 +67,57 @@ public final class StorerComponent extends DelegatingChangeLog {
         return StorerSettings.of(db, config.app_id(), config.shard_num())
                 .withChangeLogBatchSize(config.change_logBatchSize())
                 .withMaxConns(config.change_maxConns())
-                .withStatementTimeoutMs(config.change_statementTimeoutMs());
+                .withStatementTimeoutMs(config.change_statementTimeoutMs())
+                .withInsertMode(StorerSettings.InsertMode.parse(config.change_insertMode()));
+    }
+
+    /** Property names of the queue settings, for error messages (the record names its fields). */
+    private static final Map<String, String> QUEUE_PROPERTIES = Map.of(
+            "backPressureLimitHeapProportion", "changeStreamer.backPressureLimitHeapProportion",
+            "backPressureLimitBytes", "change.backPressureLimitBytes",
+            "maxQueuedMessages", "change.maxQueuedMessages",
+            "maxGroupTransactions", "change.groupCommit.maxTransactions",
+            "maxGroupBytes", "change.groupCommit.maxBytes");
+
+    /**
+     * Turns the configuration into the storer queue's bounds (back-pressure and group commit).
+     *
+     * @throws IllegalArgumentException naming the bad property
+     */
+    public static StorerQueueSettings queueSettings(StorerConfig config) {
+        long delayMs = config.change_groupCommit_maxDelayMs();
+        long maxDelayMs = StorerQueueSettings.MAX_GROUP_DELAY_LIMIT.toMillis();
+        if (delayMs < 0 || delayMs > maxDelayMs) {
+            throw new IllegalArgumentException("change.groupCommit.maxDelayMs must be in 0.." + maxDelayMs + ": " + delayMs);
+        }
+        try {
+            return new StorerQueueSettings(config.changeStreamer_backPressureLimitHeapProportion(),
+                    config.change_backPressureLimitBytes(), config.change_maxQueuedMessages(),
+                    config.change_groupCommit_maxTransactions(), config.change_groupCommit_maxBytes(),
+                    Duration.ofMillis(delayMs));
+        } catch (IllegalArgumentException e) {
+            String message = e.getMessage();
+            int end = message.indexOf(' ');
+            String property = end > 0 ? QUEUE_PROPERTIES.get(message.substring(0, end)) : null;
+            throw new IllegalArgumentException(property == null ? message : property + message.substring(end), e);
+        }
+    }
+
+    /** @return the storer queue's bounds configured on this PID */
+    public StorerQueueSettings queueSettings() {
+        return queueSettings;
+    }
+
+    /**
+     * Starts a storer queue over this component's change log with the configured bounds, for the
+     * change streamer (one per upstream stream; the queue is single-use).
+     *
+     * @param taskID this node's task id, checked by the change log at commit
+     * @param listener receives stored transactions, status echoes and the failure
+     * @param catchupHandler serves catch-up requests from pinned snapshots
+     */
+    public StorerQueue newQueue(String taskID, StorerListener listener, CatchupHandler catchupHandler) {
+        return new StorerQueue(changeLog, taskID, queueSettings, listener, catchupHandler);
     }
 
     /** @return the change log this component registers */

@@ -18,6 +18,9 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.zrm.changelog.ChangeLogEntry;
 import org.zrm.changelog.ChangeLogException;
@@ -25,6 +28,7 @@ import org.zrm.changelog.ChangeLogTransaction;
 import org.zrm.changelog.OwnershipLostException;
 import org.zrm.changelog.PurgeLock;
 import org.zrm.protocol.BackfillRequest;
+import org.zrm.storer.internal.StorerSettings.InsertMode;
 import org.zrm.testing.PgDatabase;
 import org.zrm.testing.PostgresTest;
 
@@ -35,10 +39,11 @@ class ChangeLogStoreTest {
     private static final String CREATE_TABLE_WITH_BACKFILL = "{\"tag\":\"create-table\",\"spec\":{\"schema\":\"my\","
             + "\"name\":\"foo\",\"columns\":{}},\"backfill\":{\"a\":{\"fooID\":1,\"barID\":\"x\"}}}";
 
-    @Test
-    void changeLogBatchingSmallBatchSize_flushesPreservePosOrderAcrossBatchesAndASchemaChange(PgDatabase db)
-            throws Exception {
-        Fixture f = Fixture.standard(db, 3);
+    @ParameterizedTest
+    @EnumSource(InsertMode.class)
+    void changeLogBatchingSmallBatchSize_flushesPreservePosOrderAcrossBatchesAndASchemaChange(InsertMode mode,
+            PgDatabase db) throws Exception {
+        Fixture f = Fixture.standard(db, 3, mode);
         f.store(begin("08"), insert("08", 1, "a"), insert("08", 2, "b"), insert("08", 3, "c"),
                 data("08", 4, CREATE_TABLE_WITH_BACKFILL), insert("08", 5, "d"), insert("08", 6, "e"),
                 insert("08", 7, "f"), commit("08", 8));
@@ -52,21 +57,38 @@ class ChangeLogStoreTest {
         f.close();
     }
 
-    /** Batch sizes 1 (unbatched), 2 and 2000, with a schema change in the middle of a batch. */
-    @ParameterizedTest
-    @ValueSource(ints = {1, 2, 2000})
-    void batchingBoundaries_rowsAndTextSurviveEveryBatchSize(int batchSize, PgDatabase db) throws Exception {
-        Fixture f = Fixture.empty(db, batchSize);
+    /** Text that must survive byte for byte: bigints, escapes, \u0000, non-ASCII, odd spacing, a schema change. */
+    private static List<ChangeLogEntry> awkwardRows(String w) {
         List<ChangeLogEntry> rows = new ArrayList<>();
-        rows.add(begin("0a", "{\"tag\":\"begin\",\"json\":\"s\"}"));
-        // Text that must survive byte for byte: bigints, escapes, \u0000, non-ASCII, odd spacing.
-        rows.add(data("0a", 1, "{\"tag\":\"insert\",\"new\":{\"big\":987654321987654321,\"s\":\"a\\\"b\\\\c\\u0000\\n\"}}"));
-        rows.add(data("0a", 2, "{\"tag\":\"insert\",\"new\":{\"ü\":\"日本\",\"e\":1e+21}}"));
-        rows.add(data("0a", 3, CREATE_TABLE_WITH_BACKFILL));
-        for (int i = 4; i < 9; i++) {
-            rows.add(insert("0a", i, "r" + i));
+        rows.add(begin(w, "{\"tag\":\"begin\",\"json\":\"s\"}"));
+        rows.add(data(w, 1, "{\"tag\":\"insert\",\"new\":{\"big\":987654321987654321,\"s\":\"a\\\"b\\\\c\\u0000\\n\"}}"));
+        rows.add(data(w, 2, "{\"tag\":\"insert\",\"new\":{\"ü\":\"日本\",\"e\":1e+21}}"));
+        rows.add(data(w, 3, CREATE_TABLE_WITH_BACKFILL));
+        rows.add(new ChangeLogEntry(w, 4, "insert", "{ \"tag\" : \"insert\",\n\t\"new\":{\"emoji\":\"😀\",\"tab\":\"\\t\"} }", null));
+        for (int i = 5; i < 9; i++) {
+            rows.add(insert(w, i, "r" + i));
         }
-        rows.add(commit("0a", 9));
+        rows.add(commit(w, 9));
+        return rows;
+    }
+
+    static List<Arguments> modesAndBatchSizes() {
+        List<Arguments> out = new ArrayList<>();
+        for (InsertMode mode : InsertMode.values()) {
+            for (int size : new int[] {1, 2, 3, 2000}) {
+                out.add(Arguments.of(mode, size));
+            }
+        }
+        return out;
+    }
+
+    /** Batch sizes 1 (unbatched), 2, 3 and 2000 in both insert modes, with a schema change in the middle of a batch. */
+    @ParameterizedTest
+    @MethodSource("modesAndBatchSizes")
+    void batchingBoundaries_rowsAndTextSurviveEveryBatchSize(InsertMode mode, int batchSize, PgDatabase db)
+            throws Exception {
+        Fixture f = Fixture.empty(db, batchSize, mode);
+        List<ChangeLogEntry> rows = awkwardRows("0a");
         f.store(rows.toArray(ChangeLogEntry[]::new));
         List<String> stored = f.strings("SELECT change::text FROM " + f.schema.table("changeLog")
                 + " WHERE watermark = '0a' ORDER BY pos");
@@ -76,6 +98,51 @@ class ChangeLogStoreTest {
         assertEquals(List.of("9"), f.strings("SELECT max(pos)::text FROM " + f.schema.table("changeLog")
                 + " WHERE precommit IS NOT NULL AND watermark = '0a'"));
         assertEquals("0a", f.log.replicationState().lastWatermark());
+        f.close();
+    }
+
+    /**
+     * The insert-mode decision rests on this: COPY and json_to_recordset store byte-identical rows
+     * (every column, compared as the raw UTF-8 bytes the server holds), across batch boundaries,
+     * schema changes and several upstream transactions in one database transaction.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3, 2000})
+    void insertModes_storeByteIdenticalRows(int batchSize, PgDatabase db) throws Exception {
+        Map<InsertMode, List<String>> stored = new java.util.EnumMap<>(InsertMode.class);
+        for (InsertMode mode : InsertMode.values()) {
+            Fixture f = Fixture.empty(db, batchSize, mode);
+            f.store(awkwardRows("0a").toArray(ChangeLogEntry[]::new));
+            try (ChangeLogTransaction tx = f.log.beginTransaction(Fixture.TASK)) {
+                for (String w : List.of("0b", "0c")) {
+                    for (ChangeLogEntry e : txn(w, 7)) {
+                        tx.append(e);
+                    }
+                }
+                tx.commit();
+            }
+            stored.put(mode, f.strings("SELECT encode(convert_to(watermark, 'UTF8'), 'hex') || ' ' || pos || ' '"
+                    + " || encode(convert_to(change::text, 'UTF8'), 'hex') || ' ' || coalesce(precommit, '<null>')"
+                    + " || ' ' || pg_column_size(change) FROM " + f.schema.table("changeLog") + " ORDER BY watermark, pos"));
+            f.close();
+        }
+        assertEquals(2 + 10 + 9 + 9, stored.get(InsertMode.COPY).size());
+        assertEquals(stored.get(InsertMode.JSON), stored.get(InsertMode.COPY));
+    }
+
+    /** Postgres validates the json column in both modes: invalid change text fails the transaction, nothing is kept. */
+    @ParameterizedTest
+    @EnumSource(InsertMode.class)
+    void invalidChangeJsonIsRejectedInEitherMode(InsertMode mode, PgDatabase db) throws Exception {
+        Fixture f = Fixture.standard(db, 3, mode);
+        List<ChangeLogEntry> rows = new ArrayList<>(List.of(txn("09", 4)));
+        rows.set(2, new ChangeLogEntry("09", 2, "insert", "{\"tag\":\"insert\",", null));
+        ChangeLogException e = assertThrows(ChangeLogException.class, () -> f.store(rows.toArray(ChangeLogEntry[]::new)));
+        assertTrue(e.getMessage().contains("invalid input syntax for type json"), e.getMessage());
+        assertEquals(8, f.rows().size());
+        assertEquals("06", f.log.replicationState().lastWatermark());
+        f.store(txn("0a", 4)); // the pool is still usable
+        assertEquals(14, f.rows().size());
         f.close();
     }
 
@@ -267,9 +334,38 @@ class ChangeLogStoreTest {
     }
 
     /** Upstream "retry on unexpected storage error": a PK conflict fails the transaction, nothing of it is kept. */
-    @Test
-    void unexpectedStorageError_nothingOfTheTransactionIsCommitted(PgDatabase db) throws Exception {
-        Fixture f = Fixture.standard(db, 2);
+    /** A batch write blocked on a lock fails after the statement timeout in either mode (COPY has no client-side timeout). */
+    @ParameterizedTest
+    @EnumSource(InsertMode.class)
+    void blockedBatchWriteFailsAfterTheStatementTimeout(InsertMode mode, PgDatabase db) throws Exception {
+        Fixture f = Fixture.standard(db, 3, mode);
+        PgChangeLog strict = new PgChangeLog(f.settings.withStatementTimeoutMs(1000));
+        try (Connection locker = db.connect()) {
+            locker.setAutoCommit(false);
+            sql(locker, "LOCK TABLE " + f.schema.table("changeLog") + " IN ACCESS EXCLUSIVE MODE");
+            long start = System.nanoTime();
+            ChangeLogException e = assertThrows(ChangeLogException.class, () -> {
+                try (ChangeLogTransaction tx = strict.beginTransaction(Fixture.TASK)) {
+                    for (ChangeLogEntry row : txn("09", 4)) {
+                        tx.append(row);
+                    }
+                    tx.commit();
+                }
+            });
+            assertTrue(e.getMessage().contains("canceling statement"), e.getMessage());
+            assertTrue(System.nanoTime() - start < 15_000_000_000L, "timed out only after the 1 s statement timeout");
+            locker.rollback();
+        }
+        assertEquals(8, f.rows().size());
+        assertEquals("06", f.log.replicationState().lastWatermark());
+        strict.close();
+        f.close();
+    }
+
+    @ParameterizedTest
+    @EnumSource(InsertMode.class)
+    void unexpectedStorageError_nothingOfTheTransactionIsCommitted(InsertMode mode, PgDatabase db) throws Exception {
+        Fixture f = Fixture.standard(db, 2, mode);
         f.exec("INSERT INTO " + f.schema.table("changeLog") + " VALUES ('09', 3, '{\"tag\":\"insert\"}', NULL)");
         ChangeLogException e = assertThrows(ChangeLogException.class, () -> f.store(txn("09", 4)));
         assertTrue(e.getMessage().contains("duplicate key"), e.getMessage());

@@ -39,8 +39,12 @@ final class Fixture {
 
     /** A migrated, configured shard with no rows besides the initial ones. */
     static Fixture empty(PgDatabase db, int batchSize) throws Exception {
+        return empty(db, batchSize, StorerSettings.DEFAULT_INSERT_MODE);
+    }
+
+    static Fixture empty(PgDatabase db, int batchSize, StorerSettings.InsertMode mode) throws Exception {
         Fixture f = new Fixture(db, StorerSettings.of(db.uri(), "xero", SHARDS.incrementAndGet())
-                .withChangeLogBatchSize(batchSize).withLockHolderTerminateMs(1000));
+                .withChangeLogBatchSize(batchSize).withLockHolderTerminateMs(1000).withInsertMode(mode));
         f.log.ensureReplicationConfig(new SubscriptionState(REPLICA_VERSION, List.of(), REPLICA_VERSION), true);
         f.log.assumeOwnership(TASK, "change-streamer:12345");
         return f;
@@ -52,7 +56,11 @@ final class Fixture {
     }
 
     static Fixture standard(PgDatabase db, int batchSize) throws Exception {
-        Fixture f = empty(db, batchSize);
+        return standard(db, batchSize, StorerSettings.DEFAULT_INSERT_MODE);
+    }
+
+    static Fixture standard(PgDatabase db, int batchSize, StorerSettings.InsertMode mode) throws Exception {
+        Fixture f = empty(db, batchSize, mode);
         f.store(begin("03", "{\"tag\":\"begin\",\"foo\":\"bar\"}"), data("03", 1, "{\"tag\":\"insert\"}"),
                 commit("03", 2, "{\"tag\":\"commit\",\"bar\":\"baz\"}"));
         f.store(begin("06", "{\"tag\":\"begin\",\"boo\":\"dar\"}"), data("06", 1, "{\"tag\":\"update\"}"),

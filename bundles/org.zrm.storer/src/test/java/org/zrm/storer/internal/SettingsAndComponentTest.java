@@ -2,19 +2,31 @@ package org.zrm.storer.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.annotation.Annotation;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.zrm.changelog.ChangeLogException;
 import org.zrm.changesource.SubscriptionState;
+import org.zrm.storer.internal.queue.StorerListener;
+import org.zrm.storer.internal.queue.StorerQueue;
+import org.zrm.storer.internal.queue.StorerQueueSettings;
 
 /** Configuration validation, URI handling and the component's behaviour without a database. */
 class SettingsAndComponentTest {
 
     private static StorerConfig config(String db, String app, int shard, int batch) {
+        return config(db, app, shard, batch, "copy", 0.04, 0, 50_000, 1000, 8L << 20, 0);
+    }
+
+    private static StorerConfig config(String db, String app, int shard, int batch, String insertMode,
+            double heapProportion, long limitBytes, int maxQueued, int groupTxns, long groupBytes, long groupDelayMs) {
         return new StorerConfig() {
             @Override public Class<? extends Annotation> annotationType() { return StorerConfig.class; }
             @Override public String change_db() { return db; }
@@ -23,7 +35,79 @@ class SettingsAndComponentTest {
             @Override public int change_logBatchSize() { return batch; }
             @Override public int change_maxConns() { return 5; }
             @Override public int change_statementTimeoutMs() { return 20_000; }
+            @Override public String change_insertMode() { return insertMode; }
+            @Override public double changeStreamer_backPressureLimitHeapProportion() { return heapProportion; }
+            @Override public long change_backPressureLimitBytes() { return limitBytes; }
+            @Override public int change_maxQueuedMessages() { return maxQueued; }
+            @Override public int change_groupCommit_maxTransactions() { return groupTxns; }
+            @Override public long change_groupCommit_maxBytes() { return groupBytes; }
+            @Override public long change_groupCommit_maxDelayMs() { return groupDelayMs; }
         };
+    }
+
+    private static final String DB = "postgresql://u:secret@127.0.0.1:1/db";
+
+    @Test
+    void insertModeIsConfigurableAndCopyByDefault() {
+        assertEquals(StorerSettings.InsertMode.COPY, StorerSettings.of(DB, "zero", 0).insertMode());
+        assertEquals(StorerSettings.InsertMode.COPY, StorerComponent.settings(config(DB, "zero", 0, 1)).insertMode());
+        assertEquals(StorerSettings.InsertMode.JSON, StorerComponent.settings(
+                config(DB, "zero", 0, 1, " JSON ", 0.04, 0, 1, 1, 1, 0)).insertMode());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new StorerComponent(
+                config(DB, "zero", 0, 1, "insert", 0.04, 0, 1, 1, 1, 0)));
+        assertEquals("change.insertMode must be copy or json: \"insert\"", e.getMessage());
+        assertTrue(StorerSettings.of(DB, "zero", 0).toString().contains("insertMode=copy"));
+    }
+
+    @Test
+    void queueSettingsComeFromTheConfiguration() {
+        StorerQueueSettings q = StorerComponent.queueSettings(
+                config(DB, "zero", 0, 1, "copy", 0.25, 1234, 77, 5, 999, 40));
+        assertEquals(new StorerQueueSettings(0.25, 1234, 77, 5, 999, Duration.ofMillis(40)), q);
+        assertEquals(StorerQueueSettings.defaults(), StorerComponent.queueSettings(config(DB, "zero", 0, 1)));
+    }
+
+    @Test
+    void invalidQueueSettingsFailActivationWithTheirPropertyName() {
+        List<Map.Entry<String, StorerConfig>> bad = new ArrayList<>();
+        bad.add(Map.entry("changeStreamer.backPressureLimitHeapProportion must be in (0, 1]",
+                config(DB, "zero", 0, 1, "copy", 0, 0, 1, 1, 1, 0)));
+        bad.add(Map.entry("changeStreamer.backPressureLimitHeapProportion must be in (0, 1]",
+                config(DB, "zero", 0, 1, "copy", 1.5, 0, 1, 1, 1, 0)));
+        bad.add(Map.entry("change.backPressureLimitBytes must be >= 0",
+                config(DB, "zero", 0, 1, "copy", 0.04, -1, 1, 1, 1, 0)));
+        bad.add(Map.entry("change.maxQueuedMessages must be >= 1",
+                config(DB, "zero", 0, 1, "copy", 0.04, 0, 0, 1, 1, 0)));
+        bad.add(Map.entry("change.groupCommit.maxTransactions must be in 1..100000",
+                config(DB, "zero", 0, 1, "copy", 0.04, 0, 1, 100_001, 1, 0)));
+        bad.add(Map.entry("change.groupCommit.maxBytes must be >= 1",
+                config(DB, "zero", 0, 1, "copy", 0.04, 0, 1, 1, 0, 0)));
+        bad.add(Map.entry("change.groupCommit.maxDelayMs must be in 0..1000",
+                config(DB, "zero", 0, 1, "copy", 0.04, 0, 1, 1, 1, 1001)));
+        bad.add(Map.entry("change.groupCommit.maxDelayMs must be in 0..1000",
+                config(DB, "zero", 0, 1, "copy", 0.04, 0, 1, 1, 1, -1)));
+        for (Map.Entry<String, StorerConfig> c : bad) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new StorerComponent(c.getValue()));
+            assertTrue(e.getMessage().startsWith(c.getKey()), e.getMessage());
+            assertFalse(e.getMessage().contains("secret"));
+        }
+    }
+
+    /** The component builds its queue from the configured bounds over its own change log. */
+    @Test
+    void componentBuildsAQueueFromItsSettings() throws Exception {
+        StorerComponent component = new StorerComponent(config(DB, "zero", 0, 1, "copy", 0.04, 4096, 3, 2, 100, 0));
+        assertEquals(new StorerQueueSettings(0.04, 4096, 3, 2, 100, Duration.ZERO), component.queueSettings());
+        StorerListener listener = new StorerListener() {
+            @Override public void stored(String commitWatermark, org.zrm.protocol.ChangeSourceUpstream ack) { }
+            @Override public void statusAcked(org.zrm.protocol.ChangeSourceUpstream echo) { }
+            @Override public void failed(ChangeLogException cause) { }
+        };
+        try (StorerQueue queue = component.newQueue("task", listener, (snapshot, requests) -> { })) {
+            assertNotNull(queue);
+        }
+        component.deactivate();
     }
 
     @Test

@@ -123,6 +123,7 @@ public final class StorerW3 implements Workload {
         details.put("payloadMB", round(mb));
         details.put("messageJsonMB", round(jsonChars / 1e6));
         details.put("changeLogBatchSize", batchSize);
+        details.put("insertMode", StorerSettings.DEFAULT_INSERT_MODE.property());
         details.put("reps", REPS);
         details.put("storerMBps", rounded(zrm));
         details.put("copyTextMBps", rounded(text));
@@ -130,6 +131,13 @@ public final class StorerW3 implements Workload {
         details.put("limitForm", binaryRate >= textRate ? "COPY binary" : "COPY text");
         details.put("profile", profile.toJson(REPS));
         if (batchSize > 1) {
+            // The same storer with upstream's statement (change.insertMode=json), once, for the
+            // before/after comparison of the insert-mode decision; not part of the RESULT line.
+            double js = storeOnce(cluster, tx, batchSize, StorerSettings.InsertMode.JSON, StorerQueueSettings.defaults(),
+                    new Profile()) / 1e9;
+            details.put("storerJsonModeMBps", round(mb / js));
+            say("  insertMode=json (upstream statement), one rep: %.3f s (%.1f MB/s, %.3f x limit)", js, mb / js,
+                    (mb / js) / limit);
             details.put("insertPathProbe", probe(cluster, copyDb, rows, batchSize, mb));
         }
         return new Result(name, zrmRate, limit, TARGET, "MB/s", details);
@@ -163,8 +171,13 @@ public final class StorerW3 implements Workload {
     /** Stores one transaction into a fresh change log; returns nanoseconds from first message to durable. */
     private long storeOnce(PgCluster cluster, List<W3Fixture.Msg> tx, int batchSize, StorerQueueSettings qs,
             Profile profile) throws Exception {
+        return storeOnce(cluster, tx, batchSize, StorerSettings.DEFAULT_INSERT_MODE, qs, profile);
+    }
+
+    private long storeOnce(PgCluster cluster, List<W3Fixture.Msg> tx, int batchSize, StorerSettings.InsertMode mode,
+            StorerQueueSettings qs, Profile profile) throws Exception {
         String db = cluster.createDatabase("storer");
-        try (PgChangeLog log = openLog(cluster, db, batchSize)) {
+        try (PgChangeLog log = openLog(cluster, db, batchSize, mode)) {
             String last = ((org.zrm.protocol.ChangeStreamMessage.CommitMessage) tx.get(tx.size() - 1).message()).watermark();
             Latch latch = new Latch(last);
             resetStatements(cluster, db);
@@ -304,8 +317,13 @@ public final class StorerW3 implements Workload {
     }
 
     private PgChangeLog openLog(PgCluster cluster, String db, int batchSize) throws ChangeLogException {
+        return openLog(cluster, db, batchSize, StorerSettings.DEFAULT_INSERT_MODE);
+    }
+
+    private PgChangeLog openLog(PgCluster cluster, String db, int batchSize, StorerSettings.InsertMode mode)
+            throws ChangeLogException {
         PgChangeLog log = new PgChangeLog(StorerSettings.of(cluster.uri(db), "bench", 0)
-                .withChangeLogBatchSize(batchSize).withStatementTimeoutMs(120_000));
+                .withChangeLogBatchSize(batchSize).withStatementTimeoutMs(120_000).withInsertMode(mode));
         log.ensureReplicationConfig(new SubscriptionState(REPLICA_VERSION, List.of(), REPLICA_VERSION), false);
         log.assumeOwnership(TASK, "127.0.0.1:4849");
         return log;
@@ -335,6 +353,7 @@ public final class StorerW3 implements Workload {
             while (rs.next()) {
                 String q = rs.getString(1);
                 String kind = q.contains("json_to_recordset") ? "insertBatch"
+                        : q.startsWith("COPY") ? "copyBatch"
                         : q.startsWith("INSERT") ? "insertRow"
                         : q.equalsIgnoreCase("COMMIT") ? "commit"
                         : q.startsWith("UPDATE") ? "updateState" : "other";

@@ -35,6 +35,7 @@ final class EntryQueue {
     private long bytes;              // guarded by lock
     private boolean pressured;       // guarded by lock
     private long pressureEvents;     // guarded by lock
+    private long bytesAtLastRelease = -1; // guarded by lock
     private ChangeLogException closedBecause; // guarded by lock; non-null once closed
 
     EntryQueue(long limitBytes, int limitMessages) {
@@ -54,9 +55,12 @@ final class EntryQueue {
      * Appends an entry without blocking. A commit or discard marks its begin entry as complete in
      * the same critical section, so the writer never sees a marked begin without its end queued.
      *
+     * @return whether the queue is now over a bound (or a producer is held back), i.e. whether a
+     *     data-plane producer must call {@link #awaitCapacity()}; saves it a second lock round
+     *     per message in the common case
      * @throws ChangeLogException if the queue is closed (the writer stopped or failed)
      */
-    void add(QueueEntry entry) throws ChangeLogException {
+    boolean add(QueueEntry entry) throws ChangeLogException {
         lock.lock();
         try {
             throwIfClosed();
@@ -68,6 +72,7 @@ final class EntryQueue {
             entries.addLast(entry);
             bytes += entry.bytes();
             changed.signalAll();
+            return pressured || bytes > limitBytes || entries.size() > limitMessages;
         } finally {
             lock.unlock();
         }
@@ -110,6 +115,7 @@ final class EntryQueue {
             bytes -= entry.bytes();
             if (pressured && bytes < limitBytes * RELEASE_RATIO && entries.size() < limitMessages * RELEASE_RATIO) {
                 pressured = false;
+                bytesAtLastRelease = bytes;
                 LOG.info("storer-queue: releasing back-pressure with {} queued entries (~{} MB)",
                         entries.size(), mb(bytes));
                 released.signalAll();
@@ -197,6 +203,16 @@ final class EntryQueue {
         lock.lock();
         try {
             return pressured;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the queued bytes when back-pressure was last released, or -1 if never */
+    long bytesAtLastRelease() {
+        lock.lock();
+        try {
+            return bytesAtLastRelease;
         } finally {
             lock.unlock();
         }

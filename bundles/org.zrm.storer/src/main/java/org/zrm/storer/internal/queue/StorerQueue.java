@@ -111,12 +111,13 @@ public final class StorerQueue implements AutoCloseable {
     public void enqueue(ChangeStreamMessage message, String json) throws ChangeLogException, InterruptedException {
         Objects.requireNonNull(message, "message");
         QueueEntry entry;
+        boolean overBound;
         synchronized (this) {
             entry = toEntry(message, json);
             if (entry == null) {
                 return;
             }
-            queue.add(entry);
+            overBound = queue.add(entry);
             // Producer state moves only once the entry is really queued.
             if (entry instanceof QueueEntry.Begin b) {
                 openBegin = b;
@@ -127,7 +128,7 @@ public final class StorerQueue implements AutoCloseable {
                 openBegin = null;
             }
         }
-        if (!(entry instanceof QueueEntry.Status)) {
+        if (overBound && !(entry instanceof QueueEntry.Status)) {
             queue.awaitCapacity();
         }
     }
@@ -280,6 +281,11 @@ public final class StorerQueue implements AutoCloseable {
     /** @return whether back-pressure is applied now, i.e. a producer is (or will be) held in {@link #enqueue} */
     public boolean isApplyingBackPressure() {
         return queue.pressured();
+    }
+
+    /** @return the queued bytes at the moment back-pressure was last released, or -1 if never */
+    long bytesAtLastRelease() {
+        return queue.bytesAtLastRelease();
     }
 
     /** @return how many times the producer was held back so far */
