@@ -2,7 +2,6 @@ package org.zrm.storer.internal;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -45,12 +44,18 @@ public final class StorerComponent extends DelegatingChangeLog {
         this(new PgChangeLog(settings), queueSettings);
     }
 
+    private final Thread initializer;
+
     private StorerComponent(PgChangeLog changeLog, StorerQueueSettings queueSettings) {
         super(changeLog);
         this.changeLog = changeLog;
         this.queueSettings = queueSettings;
         LOG.info("storer: change log {} on {}; queue {}", changeLog.schema(), changeLog.settings(), queueSettings);
-        CompletableFuture.runAsync(this::initializeInBackground);
+        // Activation must not block on the database; the first use retries if this attempt fails.
+        // An owned, named thread (not the common pool) so that deactivation can stop it.
+        this.initializer = new Thread(this::initializeInBackground, "zrm-storer-init-" + changeLog.schema());
+        initializer.setDaemon(true);
+        initializer.start();
     }
 
     /**
@@ -136,8 +141,10 @@ public final class StorerComponent extends DelegatingChangeLog {
     }
 
     @Deactivate
-    void deactivate() {
+    void deactivate() throws InterruptedException {
+        initializer.interrupt();
         changeLog.close();
+        initializer.join(5_000);
         LOG.info("storer: change log {} closed", changeLog.schema());
     }
 }
