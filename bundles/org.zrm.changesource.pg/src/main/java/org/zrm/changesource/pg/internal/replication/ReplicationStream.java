@@ -1,5 +1,7 @@
 package org.zrm.changesource.pg.internal.replication;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.reflect.Field;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -33,7 +35,8 @@ import org.zrm.watermark.Lsn;
  *
  * <p><b>Threads.</b> One pump thread owns the connection: it reads CopyData without blocking,
  * parses it, hands it to the {@link StreamHandler}, and writes Standby Status Updates (acks and
- * keepalives). pgjdbc holds the connection lock during a read, so writing from any other thread
+ * keepalives). When it has caught up with the walsender it waits about a millisecond before reading
+ * again, so it reads and hands over batches instead of waking for every row. pgjdbc holds the connection lock during a read, so writing from any other thread
  * could stall behind it; other threads therefore only post the ack position ({@link #ack}) and wake
  * the pump. A watchdog task on the shared scheduler enforces inbound liveness; it aborts the
  * socket, which is the only way to interrupt a pump blocked in the middle of a message.
@@ -62,6 +65,15 @@ public final class ReplicationStream implements AutoCloseable {
      * pending on the socket, or the handler is full) the latest ack goes out at once.
      */
     private static final long ACK_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    /**
+     * When nothing is buffered (neither in pgjdbc nor in the kernel), the pump waits this long
+     * before reading again instead of polling at once. The walsender sends every row with its own
+     * {@code send()}; a pump that is faster than the walsender otherwise wakes for each row, hands
+     * tiny batches to the consumer thread and competes for the CPU with the walsender it waits for
+     * (W1 ran at half the {@code pg_recvlogical} rate that way). Waiting lets a batch accumulate in
+     * the socket buffer; it adds at most this much latency to the first message of a burst.
+     */
+    private static final long COALESCE_NANOS = TimeUnit.MICROSECONDS.toNanos(1000);
 
     private final Connection connection;
     private final CopyDual copy;
@@ -74,6 +86,8 @@ public final class ReplicationStream implements AutoCloseable {
     private final Thread pump;
     private final int backendPid;
     private final ScheduledFuture<?> watchdog;
+    /** pgjdbc's buffered socket input, to tell whether a read would wait; null if unavailable. */
+    private final InputStream pendingInput;
 
     private final AtomicLong requestedAck = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -88,8 +102,10 @@ public final class ReplicationStream implements AutoCloseable {
     private int unflushed;
 
     private ReplicationStream(Connection connection, CopyDual copy, StreamSettings settings, StreamHandler handler,
-            ColumnParsers parsers, long walSenderTimeoutMs, ScheduledExecutorService scheduler, long startLsn) {
+            ColumnParsers parsers, long walSenderTimeoutMs, ScheduledExecutorService scheduler, long startLsn,
+            InputStream pendingInput) {
         this.connection = connection;
+        this.pendingInput = pendingInput;
         this.copy = copy;
         this.settings = settings;
         this.handler = handler;
@@ -141,10 +157,10 @@ public final class ReplicationStream implements AutoCloseable {
         boolean ok = false;
         try {
             long wst = walSenderTimeoutMs(connection);
-            enableNonBlockingPolling(connection);
+            PGStream pgStream = enableNonBlockingPolling(connection);
             CopyDual copy = startReplication(connection, settings, startLsn);
             ReplicationStream stream = new ReplicationStream(connection, copy, settings, handler, parsers, wst,
-                    scheduler, startLsn);
+                    scheduler, startLsn, bufferedInput(pgStream));
             stream.pump.start();
             ok = true;
             return stream;
@@ -175,15 +191,37 @@ public final class ReplicationStream implements AutoCloseable {
      * same. The stream is reachable only through a protected field, hence reflection; if that fails
      * the stream still works, just with that latency, and we say so.
      */
-    private static void enableNonBlockingPolling(Connection connection) {
+    private static PGStream enableNonBlockingPolling(Connection connection) {
         try {
             QueryExecutor executor = connection.unwrap(PgConnection.class).getQueryExecutor();
             Field f = org.postgresql.core.QueryExecutorBase.class.getDeclaredField("pgStream");
             f.setAccessible(true);
-            ((PGStream) f.get(executor)).setMinStreamAvailableCheckDelay(0);
+            PGStream stream = (PGStream) f.get(executor);
+            stream.setMinStreamAvailableCheckDelay(0);
+            return stream;
         } catch (ReflectiveOperationException | SQLException | RuntimeException e) {
             LOG.warn("cannot disable pgjdbc's stream-availability cache ({}); idle replication latency may reach 1 s",
                     e.toString());
+            return null;
+        }
+    }
+
+    /**
+     * pgjdbc's buffered input stream, whose {@code available()} counts its own buffer plus the
+     * kernel's ({@code FIONREAD}) without waiting. Reachable only by reflection; without it the pump
+     * simply never coalesces reads (see {@link #COALESCE_NANOS}).
+     */
+    private static InputStream bufferedInput(PGStream stream) {
+        if (stream == null) {
+            return null;
+        }
+        try {
+            Field f = PGStream.class.getDeclaredField("pgInput");
+            f.setAccessible(true);
+            return (InputStream) f.get(stream);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.info("cannot reach pgjdbc's input buffer ({}); replication reads are not coalesced", e.toString());
+            return null;
         }
     }
 
@@ -343,6 +381,16 @@ public final class ReplicationStream implements AutoCloseable {
                 lastReceivedNanos = System.nanoTime();
                 reading = true;
             }
+            if (busy && nothingPending()) {
+                // Hand the batch over now, then let the next one accumulate (COALESCE_NANOS).
+                flush();
+                sendStatusIfDue(now, false);
+                LockSupport.parkNanos(this, Math.min(parkNanos(now), COALESCE_NANOS));
+                busy = false;
+                if (closed.get()) {
+                    break;
+                }
+            }
             byte[] data = copy.readFromCopy(false);
             if (data == null) {
                 busy = false;
@@ -367,6 +415,18 @@ public final class ReplicationStream implements AutoCloseable {
             }
         }
         flush();
+    }
+
+    private boolean nothingPending() {
+        if (pendingInput == null) {
+            return false;
+        }
+        try {
+            return pendingInput.available() == 0;
+        } catch (IOException e) {
+            // The read that follows reports the broken connection with pgjdbc's own error.
+            return false;
+        }
     }
 
     private void flush() {

@@ -135,6 +135,16 @@ public final class PgTextValues {
         if ("-infinity".equals(text)) {
             return Double.NEGATIVE_INFINITY;
         }
+        double fast = FastTimestamp.parse(text);
+        return fast == fast ? fast : timestampToFpMillisGeneral(text);
+    }
+
+    /**
+     * The general (regex and {@code BigInteger}) form of {@link #timestampToFpMillis}: every text
+     * the fast path declines (BC, years other than four digits, invalid dates, malformed text) ends
+     * here, and the property test checks the fast path against it.
+     */
+    static double timestampToFpMillisGeneral(String text) {
         Matcher m = TIMESTAMP.matcher(text);
         if (!m.matches()) {
             throw new PgValueFormatException("Error parsing " + text);
