@@ -12,13 +12,21 @@ import org.zrm.changelog.ReplicationState;
 import org.zrm.changelog.StreamStartParameters;
 import org.zrm.changesource.SubscriptionState;
 
-/** Forwards every {@link ChangeLog} call, so the DS component stays a thin shell over {@link PgChangeLog}. */
-abstract class DelegatingChangeLog implements ChangeLog {
+/**
+ * Forwards every {@link ChangeLog} call: the DS component is a thin shell over {@link PgChangeLog},
+ * and tests override just the calls they intercept.
+ */
+public abstract class DelegatingChangeLog implements ChangeLog {
 
     private final ChangeLog delegate;
 
-    DelegatingChangeLog(ChangeLog delegate) {
+    protected DelegatingChangeLog(ChangeLog delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
+    }
+
+    /** @return the change log every call goes to */
+    protected ChangeLog delegate() {
+        return delegate;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.storer.internal.DelegatingChangeLog;
+
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;

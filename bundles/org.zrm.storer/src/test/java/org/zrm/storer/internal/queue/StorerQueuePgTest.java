@@ -1,5 +1,7 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.storer.internal.DelegatingChangeLog;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
