@@ -1,5 +1,7 @@
 package org.zrm.storer.internal;
 
+import org.zrm.config.PostgresUri;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayDeque;
@@ -32,7 +34,7 @@ public final class ConnectionPool implements AutoCloseable {
     private static final long MIN_LIFETIME_MS = 300_000;
     private static final long MAX_LIFETIME_MS = 600_000;
 
-    private final PgUri uri;
+    private final PostgresUri uri;
     private final String maskedUrl;
     private final Driver driver = new Driver();
     private final Semaphore permits;
@@ -49,7 +51,7 @@ public final class ConnectionPool implements AutoCloseable {
      * @param acquireTimeoutMs how long {@link #lease()} waits for a free connection
      */
     public ConnectionPool(String changeDb, int maxConns, long acquireTimeoutMs) {
-        this.uri = PgUri.parse(changeDb);
+        this.uri = PostgresUri.parse(changeDb, "change.db");
         this.maskedUrl = Secrets.maskUrls(changeDb);
         this.permits = new Semaphore(maxConns, true);
         this.acquireTimeoutMs = acquireTimeoutMs;
@@ -128,7 +130,7 @@ public final class ConnectionPool implements AutoCloseable {
     }
 
     private Connection open() throws ChangeLogException {
-        Properties props = uri.credentials();
+        Properties props = uri.connectionProperties();
         props.setProperty("ApplicationName", APPLICATION_NAME);
         props.setProperty("connectTimeout", "10");
         props.setProperty("tcpKeepAlive", "true");

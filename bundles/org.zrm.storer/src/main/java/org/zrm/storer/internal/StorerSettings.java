@@ -1,5 +1,7 @@
 package org.zrm.storer.internal;
 
+import org.zrm.config.PostgresUri;
+
 import java.util.Objects;
 import java.util.regex.Pattern;
 import org.zrm.secret.Secrets;
@@ -86,7 +88,7 @@ public record StorerSettings(
         Objects.requireNonNull(changeDb, "changeDb");
         Objects.requireNonNull(appId, "appId");
         Objects.requireNonNull(insertMode, "insertMode");
-        PgUri.parse(changeDb);
+        PostgresUri.parse(changeDb, "change.db");
         if (!APP_ID.matcher(appId).matches()) {
             throw new IllegalArgumentException("app.id must match [a-z0-9_]+: \"" + appId + "\"");
         }

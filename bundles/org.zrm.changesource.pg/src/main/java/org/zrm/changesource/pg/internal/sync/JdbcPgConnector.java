@@ -1,15 +1,12 @@
 package org.zrm.changesource.pg.internal.sync;
 
-import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Objects;
 import java.util.Properties;
 import org.postgresql.Driver;
 import org.postgresql.PGProperty;
+import org.zrm.config.PostgresUri;
 import org.zrm.secret.Secrets;
 
 /**
@@ -34,53 +31,10 @@ public final class JdbcPgConnector implements PgConnector {
      * @throws IllegalArgumentException if the URI cannot be parsed (message masks the password)
      */
     public static JdbcPgConnector fromUri(String upstream) {
-        Objects.requireNonNull(upstream, "upstream");
-        Properties props = new Properties();
+        PostgresUri parsed = PostgresUri.parse(upstream, "upstream.db");
+        Properties props = parsed.connectionProperties();
         PGProperty.CONNECT_TIMEOUT.set(props, 10);
-        if (upstream.startsWith("jdbc:")) {
-            return new JdbcPgConnector(upstream, props);
-        }
-        URI uri;
-        try {
-            uri = URI.create(upstream);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("Invalid upstream.db URI: " + Secrets.maskUrls(upstream));
-        }
-        if (!"postgres".equals(uri.getScheme()) && !"postgresql".equals(uri.getScheme())) {
-            throw new IllegalArgumentException("upstream.db must be a postgres:// or postgresql:// URI, got "
-                    + Secrets.maskUrls(upstream));
-        }
-        String userInfo = uri.getRawUserInfo();
-        if (userInfo != null) {
-            int colon = userInfo.indexOf(':');
-            PGProperty.USER.set(props, decode(colon < 0 ? userInfo : userInfo.substring(0, colon)));
-            if (colon >= 0) {
-                PGProperty.PASSWORD.set(props, decode(userInfo.substring(colon + 1)));
-            }
-        }
-        String host = uri.getHost() == null ? "127.0.0.1" : uri.getHost();
-        int port = uri.getPort() < 0 ? 5432 : uri.getPort();
-        String db = uri.getRawPath() == null || uri.getRawPath().length() <= 1 ? "postgres" : decode(uri.getRawPath().substring(1));
-        String query = uri.getRawQuery();
-        if (query != null) {
-            for (String kv : query.split("&")) {
-                int eq = kv.indexOf('=');
-                String k = decode(eq < 0 ? kv : kv.substring(0, eq));
-                String v = eq < 0 ? "" : decode(kv.substring(eq + 1));
-                if (k.equals("ssl") || k.equals("sslmode")) {
-                    // zero-cache: disable/false → no TLS, no-verify → TLS without verification, else prefer
-                    String mode = v.equals("disable") || v.equals("false") ? "disable"
-                            : v.equals("no-verify") ? "require" : v.equals("prefer") || v.isEmpty() ? "prefer" : v;
-                    PGProperty.SSL_MODE.set(props, mode);
-                }
-            }
-        }
-        String url = "jdbc:postgresql://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port + "/" + db;
-        return new JdbcPgConnector(url, props);
-    }
-
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        return new JdbcPgConnector(parsed.jdbcUrl(), props);
     }
 
     @Override

@@ -1,0 +1,7 @@
+/**
+ * zero-cache's configuration conventions shared by every ZRM component, e.g. how a
+ * {@code ZERO_UPSTREAM_DB} / {@code ZERO_CHANGE_DB} connection URI is read.
+ */
+@org.osgi.annotation.bundle.Export
+@org.osgi.annotation.versioning.Version("1.0.0")
+package org.zrm.config;
