@@ -1,5 +1,6 @@
 package org.zrm.launcher;
 
+import org.zrm.config.PostgresUri;
 import org.zrm.secret.Secrets;
 
 import java.util.ArrayList;
@@ -51,8 +52,24 @@ public final class EnvValidator {
                 && !upstream.startsWith("postgresql://") && !upstream.startsWith("postgres://")) {
             problems.add(EnvRegistry.UPSTREAM_DB + " must be a postgresql:// or postgres:// URI, got '"
                     + Secrets.maskUrls(upstream) + "'");
+        } else if (type.equals("pg")) {
+            // The runtime's components read these with the same parser; failing here gives one
+            // clear line at launch instead of a failed component later.
+            checkPostgresUri(EnvRegistry.UPSTREAM_DB, upstream, problems);
         }
+        checkPostgresUri(EnvRegistry.CHANGE_DB, env.get(EnvRegistry.CHANGE_DB), problems);
         return problems;
+    }
+
+    private static void checkPostgresUri(String name, String value, List<String> problems) {
+        if (value == null || value.isBlank()) {
+            return;
+        }
+        try {
+            PostgresUri.parse(value, name);
+        } catch (IllegalArgumentException e) {
+            problems.add(e.getMessage());
+        }
     }
 
     private static boolean isIntegerIn(String text, int min, int max) {

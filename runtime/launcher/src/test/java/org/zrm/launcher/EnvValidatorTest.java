@@ -46,4 +46,14 @@ class EnvValidatorTest {
         assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "http://source:9000")));
         assertEquals(List.of("ZERO_UPSTREAM_TYPE must be pg or custom, got 'mysql'"), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "mysql")));
     }
+
+    @Test
+    void malformedPostgresUrisAreReportedAtLaunchWithThePasswordMasked() {
+        assertEquals(List.of("ZERO_UPSTREAM_DB has no host: postgresql://u:****@/db"),
+                validator.validate(Map.of("ZERO_UPSTREAM_DB", "postgresql://u:secret@/db")));
+        assertEquals(List.of("ZERO_CHANGE_DB must be a postgres:// or postgresql:// URI: http://u:****@h/db"),
+                validator.validate(Map.of("ZERO_CHANGE_DB", "http://u:secret@h/db")));
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_DB", "postgres://u:p%40ss@h/db?sslmode=no-verify",
+                "ZERO_CHANGE_DB", "postgresql://h:6432/changes")));
+    }
 }
