@@ -28,6 +28,7 @@ import org.zrm.changesource.pg.internal.replication.ColumnParsers;
 import org.zrm.changesource.pg.internal.replication.PgErrors;
 import org.zrm.changesource.pg.internal.replication.ReplicationStream;
 import org.zrm.changesource.pg.internal.setup.ShardId;
+import org.zrm.changesource.pg.internal.setup.ShardSql;
 import org.zrm.changesource.pg.internal.stream.ChangeMaker;
 import org.zrm.changesource.pg.internal.stream.LagReporter;
 import org.zrm.changesource.pg.internal.stream.PassThroughDdlHandler;
@@ -259,7 +260,7 @@ public final class PgChangeSource implements ChangeSource {
 
     /** @return {id, slot, rank} of the newest replica row at {@code replicaVersion} */
     private String[] replicaAtVersion(Connection c, String replicaVersion) throws SQLException, AutoResetException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank FROM " + quote(shard.schema())
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank FROM " + ShardSql.quoteId(shard.schema())
                 + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
             ps.setString(1, replicaVersion);
             try (ResultSet rs = ps.executeQuery()) {
@@ -302,11 +303,11 @@ public final class PgChangeSource implements ChangeSource {
                 }
             }
         }
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + quote(shard.schema())
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + ShardSql.quoteId(shard.schema())
                 + ".replicas SET \"subscriberContext\" = json_build_object('appID', ?::text, 'hostname', ?::text,"
                 + " 'timestamp', (extract(epoch from now()) * 1000)::int8) WHERE id = ?")) {
             ps.setString(1, shard.appId());
-            ps.setString(2, hostname());
+            ps.setString(2, ReplicaInitializers.hostname());
             ps.setString(3, replicaId);
             ps.executeUpdate();
         }
@@ -314,7 +315,7 @@ public final class PgChangeSource implements ChangeSource {
 
     private List<String> shardPublications(Connection c) throws SQLException, ChangeSourceException {
         try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                "SELECT publications FROM " + quote(shard.schema()) + ".\"shardConfig\"")) {
+                "SELECT publications FROM " + ShardSql.quoteId(shard.schema()) + ".\"shardConfig\"")) {
             if (!rs.next()) {
                 throw new AutoResetException("upstream shard " + shard.schema() + " has no shardConfig row");
             }
@@ -410,15 +411,4 @@ public final class PgChangeSource implements ChangeSource {
         }
     }
 
-    private static String quote(String id) {
-        return "\"" + id.replace("\"", "\"\"") + "\"";
-    }
-
-    private static String hostname() {
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
-            return "unknown";
-        }
-    }
 }

@@ -53,7 +53,8 @@ final class ReplicaInitializers {
         return m;
     }
 
-    private static String hostname() {
+    /** The host name recorded in the shard's replica rows, as zero-cache records its own. */
+    static String hostname() {
         try {
             return java.net.InetAddress.getLocalHost().getHostName();
         } catch (java.io.IOException e) {
