@@ -11,23 +11,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changelog.ChangeLog;
 import org.zrm.changelog.ChangeLogException;
-import org.zrm.storer.internal.queue.CatchupHandler;
-import org.zrm.storer.internal.queue.StorerListener;
+import org.zrm.changelog.CatchupHandler;
+import org.zrm.changelog.Storer;
+import org.zrm.changelog.StorerFactory;
+import org.zrm.changelog.StorerListener;
 import org.zrm.storer.internal.queue.StorerQueue;
 import org.zrm.storer.internal.queue.StorerQueueSettings;
 
 /**
- * Registers the Postgres {@link ChangeLog} (PID {@value #PID}). Activation validates the
+ * Registers the Postgres {@link ChangeLog} and the {@link StorerFactory} that writes to it (PID
+ * {@value #PID}). Activation validates the
  * configuration (a bad value fails activation with a message naming the property) but does not
  * wait for the database: the schema is migrated in the background, and every operation retries
  * that if it has not succeeded yet, so an unreachable database surfaces as a
  * {@link ChangeLogException} to the caller and a log line here, never as a hung activation.
  */
-@Component(service = ChangeLog.class, configurationPid = StorerComponent.PID,
+@Component(service = {ChangeLog.class, StorerFactory.class}, configurationPid = StorerComponent.PID,
         configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true,
         property = ChangeLog.KIND + "=postgres")
 @Designate(ocd = StorerConfig.class)
-public final class StorerComponent extends DelegatingChangeLog {
+public final class StorerComponent extends DelegatingChangeLog implements StorerFactory {
 
     static final String PID = "org.zrm.storer";
     private static final Logger LOG = LoggerFactory.getLogger(StorerComponent.class);
@@ -121,11 +124,13 @@ public final class StorerComponent extends DelegatingChangeLog {
      * @param listener receives stored transactions, status echoes and the failure
      * @param catchupHandler serves catch-up requests from pinned snapshots
      */
-    public StorerQueue newQueue(String taskID, StorerListener listener, CatchupHandler catchupHandler) {
+    @Override
+    public Storer start(String taskID, StorerListener listener, CatchupHandler catchupHandler) {
         return new StorerQueue(changeLog, taskID, queueSettings, listener, catchupHandler);
     }
 
     /** @return the change log this component registers */
+    @Override
     public PgChangeLog changeLog() {
         return changeLog;
     }

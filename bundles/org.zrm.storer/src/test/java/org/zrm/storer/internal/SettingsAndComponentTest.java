@@ -14,8 +14,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.zrm.changelog.ChangeLogException;
 import org.zrm.changesource.SubscriptionState;
-import org.zrm.storer.internal.queue.StorerListener;
-import org.zrm.storer.internal.queue.StorerQueue;
+import org.zrm.changelog.Storer;
+import org.zrm.changelog.StorerListener;
 import org.zrm.storer.internal.queue.StorerQueueSettings;
 
 /** Configuration validation, URI handling and the component's behaviour without a database. */
@@ -104,7 +104,7 @@ class SettingsAndComponentTest {
             @Override public void statusAcked(org.zrm.protocol.ChangeSourceUpstream echo) { }
             @Override public void failed(ChangeLogException cause) { }
         };
-        try (StorerQueue queue = component.newQueue("task", listener, (snapshot, requests) -> { })) {
+        try (Storer queue = component.start("task", listener, (snapshot, requests) -> { })) {
             assertNotNull(queue);
         }
         component.deactivate();

@@ -22,7 +22,7 @@ import org.zrm.pgcluster.PgCluster;
 import org.zrm.protocol.ChangeSourceUpstream;
 import org.zrm.storer.internal.PgChangeLog;
 import org.zrm.storer.internal.StorerSettings;
-import org.zrm.storer.internal.queue.StorerListener;
+import org.zrm.changelog.StorerListener;
 import org.zrm.storer.internal.queue.StorerQueue;
 import org.zrm.storer.internal.queue.StorerQueueSettings;
 import org.zrm.watermark.LexiVersion;
@@ -273,7 +273,7 @@ public final class StorerW3 implements Workload {
             Latch latch = new Latch(last);
             long t0;
             long t1;
-            org.zrm.storer.internal.queue.QueueStats stats;
+            org.zrm.changelog.StorerStats stats;
             try (StorerQueue queue = new StorerQueue(log, TASK, qs, latch, (snapshot, requests) -> snapshot.close())) {
                 t0 = System.nanoTime();
                 for (List<W3Fixture.Msg> tx : txs) {

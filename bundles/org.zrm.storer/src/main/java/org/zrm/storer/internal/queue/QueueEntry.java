@@ -1,5 +1,6 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.CatchupRequest;
 import java.util.concurrent.CompletableFuture;
 import org.zrm.protocol.ChangeSourceUpstream;
 

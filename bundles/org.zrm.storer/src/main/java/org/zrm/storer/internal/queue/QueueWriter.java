@@ -1,5 +1,9 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.StorerStats;
+import org.zrm.changelog.StorerListener;
+import org.zrm.changelog.CatchupHandler;
+import org.zrm.changelog.CatchupRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -70,8 +74,8 @@ final class QueueWriter implements Runnable {
         this.maxGroupDelayNanos = settings.maxGroupDelay().toNanos();
     }
 
-    QueueStats stats() {
-        return new QueueStats(groups.get(), transactions.get(), rows.get(), largestGroup.get());
+    StorerStats stats() {
+        return new StorerStats(groups.get(), transactions.get(), rows.get(), largestGroup.get());
     }
 
     @Override

@@ -1,5 +1,9 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.StorerStats;
+import org.zrm.changelog.StorerListener;
+import org.zrm.changelog.CatchupHandler;
+import org.zrm.changelog.CatchupRequest;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -8,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changelog.ChangeLog;
 import org.zrm.changelog.ChangeLogException;
+import org.zrm.changelog.Storer;
 import org.zrm.protocol.ChangeSourceUpstream;
 import org.zrm.protocol.ChangeStreamMessage;
 import org.zrm.protocol.ChangeStreamMessage.BeginMessage;
@@ -43,7 +48,7 @@ import org.zrm.protocol.ChangeStreamMessage.StatusMessage;
  * <p>The queue is single-use: after {@link #stop()} or a failure, create a new one for the next
  * stream. Entries still queued then are dropped; catch-up requests among them are failed.
  */
-public final class StorerQueue implements AutoCloseable {
+public final class StorerQueue implements Storer {
 
     private static final Logger LOG = LoggerFactory.getLogger(StorerQueue.class);
 
@@ -108,6 +113,7 @@ public final class StorerQueue implements AutoCloseable {
      * @throws InterruptedException if interrupted while blocked by back-pressure; the message
      *     was queued
      */
+    @Override
     public void enqueue(ChangeStreamMessage message, String json) throws ChangeLogException, InterruptedException {
         Objects.requireNonNull(message, "message");
         QueueEntry entry;
@@ -186,6 +192,7 @@ public final class StorerQueue implements AutoCloseable {
      *
      * @throws ChangeLogException if the writer has stopped or failed
      */
+    @Override
     public synchronized void abort() throws ChangeLogException {
         if (openBegin == null) {
             return;
@@ -199,6 +206,7 @@ public final class StorerQueue implements AutoCloseable {
      * {@link CatchupHandler} with a snapshot pinned after the transaction in progress (if any) has
      * been stored or discarded. Never blocks. On a stopped queue the request is failed at once.
      */
+    @Override
     public void enqueueCatchup(CatchupRequest request) {
         Objects.requireNonNull(request, "request");
         try {
@@ -213,6 +221,7 @@ public final class StorerQueue implements AutoCloseable {
      *     transactions among them are durable and acked (a transaction still open is written but not
      *     committed). Completed exceptionally if the writer stops or fails first.
      */
+    @Override
     public CompletableFuture<Void> barrier() {
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
@@ -228,6 +237,7 @@ public final class StorerQueue implements AutoCloseable {
      * is rolled back (its rest never arrived). Non-blocking and idempotent; see
      * {@link #awaitTermination(Duration)}.
      */
+    @Override
     public void stop() {
         try {
             queue.add(new QueueEntry.Stop());
@@ -239,6 +249,7 @@ public final class StorerQueue implements AutoCloseable {
     /**
      * @return {@code true} if the writer thread ended within {@code timeout}
      */
+    @Override
     public boolean awaitTermination(Duration timeout) throws InterruptedException {
         thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeout.toNanos())));
         return !thread.isAlive();
@@ -264,6 +275,7 @@ public final class StorerQueue implements AutoCloseable {
     }
 
     /** @return bytes currently counted against the back-pressure bound */
+    @Override
     public long queuedBytes() {
         return queue.queuedBytes();
     }
@@ -274,11 +286,13 @@ public final class StorerQueue implements AutoCloseable {
     }
 
     /** @return the byte bound in force */
+    @Override
     public long limitBytes() {
         return queue.limitBytes();
     }
 
     /** @return whether back-pressure is applied now, i.e. a producer is (or will be) held in {@link #enqueue} */
+    @Override
     public boolean isApplyingBackPressure() {
         return queue.pressured();
     }
@@ -289,12 +303,14 @@ public final class StorerQueue implements AutoCloseable {
     }
 
     /** @return how many times the producer was held back so far */
+    @Override
     public long backPressureEvents() {
         return queue.pressureEvents();
     }
 
     /** @return counters of the writer (groups, transactions) */
-    public QueueStats stats() {
+    @Override
+    public StorerStats stats() {
         return writer.stats();
     }
 }

@@ -1,5 +1,6 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.StorerListener;
 import org.zrm.storer.internal.DelegatingChangeLog;
 
 import java.util.List;

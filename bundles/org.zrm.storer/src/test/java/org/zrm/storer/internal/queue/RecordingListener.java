@@ -1,5 +1,8 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.StorerListener;
+import org.zrm.changelog.CatchupHandler;
+import org.zrm.changelog.CatchupRequest;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

@@ -1,5 +1,7 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.StorerStats;
+import org.zrm.changelog.CatchupRequest;
 import org.zrm.storer.internal.DelegatingChangeLog;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -145,7 +147,7 @@ class StorerQueuePgTest {
                 tx(q, wm(10), 1);
                 firstCommit.release();
                 q.barrier().get(60, TimeUnit.SECONDS);
-                assertEquals(new QueueStats(3, 10, 4 + 8 * 6 + 3, 8), q.stats());
+                assertEquals(new StorerStats(3, 10, 4 + 8 * 6 + 3, 8), q.stats());
                 assertEquals(10, rows(db, shard).size());
                 assertEquals(wm(10), lastWatermark(db, shard));
                 // The catch-up snapshot was pinned after the group ending at wm(9): it sees wm(9), not wm(10).

@@ -1,5 +1,7 @@
 package org.zrm.storer.internal.queue;
 
+import org.zrm.changelog.StorerStats;
+import org.zrm.changelog.CatchupRequest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -350,7 +352,7 @@ class StorerQueueTest {
         drain();
         assertEquals(2, log.committed.size(), "one group for the first, one for the five queued");
         assertEquals(5 * 4, log.committed.get(1).size());
-        assertEquals(new QueueStats(2, 6, 4 * 5 + 3, 5), queue.stats());
+        assertEquals(new StorerStats(2, 6, 4 * 5 + 3, 5), queue.stats());
         List<String> expected = new ArrayList<>();
         for (int i = 1; i <= 6; i++) {
             expected.add("stored:" + wm(i));

@@ -1,4 +1,4 @@
-package org.zrm.storer.internal.queue;
+package org.zrm.changelog;
 
 import java.util.List;
 import org.zrm.changelog.CatchupSnapshot;

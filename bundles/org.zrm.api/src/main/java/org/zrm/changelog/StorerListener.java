@@ -1,4 +1,4 @@
-package org.zrm.storer.internal.queue;
+package org.zrm.changelog;
 
 import org.zrm.changelog.ChangeLogException;
 import org.zrm.protocol.ChangeSourceUpstream;

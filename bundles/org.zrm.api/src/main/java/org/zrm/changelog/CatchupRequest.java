@@ -1,8 +1,8 @@
-package org.zrm.storer.internal.queue;
+package org.zrm.changelog;
 
 /**
  * A subscriber waiting to be caught up, queued in stream order with
- * {@link StorerQueue#enqueueCatchup}. The queue hands it to the {@link CatchupHandler} together
+ * {@link Storer#enqueueCatchup}. The storer hands it to the {@link CatchupHandler} together
  * with a snapshot pinned at its position in the stream, or fails it.
  */
 public interface CatchupRequest {
