@@ -1,0 +1,199 @@
+package org.zrm.changestreamer.internal;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.Designate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zrm.backup.SnapshotReservation;
+import org.zrm.changelog.ChangeLogException;
+import org.zrm.changelog.ChangeLogState;
+import org.zrm.changelog.StorerFactory;
+import org.zrm.changesource.ChangeSource;
+import org.zrm.changestreamer.ChangeStreamer;
+import org.zrm.changestreamer.SnapshotUnavailableException;
+import org.zrm.changestreamer.SubscriberContext;
+import org.zrm.changestreamer.Subscription;
+import org.zrm.status.MetricsContributor;
+import org.zrm.status.MetricsSink;
+import org.zrm.status.StatusContributor;
+
+/**
+ * Registers the {@link ChangeStreamer} (PID {@value #PID}) over the {@link StorerFactory} and the
+ * change source whose {@code zrm.changesource.type} equals {@code changesource.type}. Activation
+ * starts the stream loop thread and returns; the loop initialises the source and takes over the
+ * change log on its own thread.
+ *
+ * <p>Change sources are tracked dynamically and greedily (any number may be registered; the one of
+ * the configured type is used), so a replaced source bundle is picked up without restarting the
+ * streamer: the broken stream backs off and the loop initialises the new source.
+ */
+@Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class},
+        configurationPid = ChangeStreamerComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
+@Designate(ocd = ChangeStreamerConfig.class)
+public final class ChangeStreamerComponent implements ChangeStreamer, StatusContributor, MetricsContributor {
+
+    static final String PID = "org.zrm.changestreamer";
+    private static final Logger LOG = LoggerFactory.getLogger(ChangeStreamerComponent.class);
+
+    private final String sourceType;
+    private final SourceSlot sources = new SourceSlot();
+    private final ChangeStreamerService service;
+    private final StreamerMetrics metrics;
+
+    @Activate
+    public ChangeStreamerComponent(ChangeStreamerConfig config, @Reference StorerFactory storerFactory) {
+        this.sourceType = config.changesource_type();
+        StreamerSettings settings = settings(config);
+        this.service = new ChangeStreamerService(settings, storerFactory, sources, null);
+        this.metrics = new StreamerMetrics(service);
+        LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
+                config.app_id(), config.shard_num(), sourceType, settings.ownerAddress(), settings.autoReset());
+        service.start();
+    }
+
+    static StreamerSettings settings(ChangeStreamerConfig c) {
+        String task = c.task_id() == null || c.task_id().isBlank() ? UUID.randomUUID().toString() : c.task_id().strip();
+        String address = c.changeStreamer_address() == null || c.changeStreamer_address().isBlank()
+                ? hostname() + ":4849" : c.changeStreamer_address().strip();
+        String protocol = c.changeStreamer_protocol() == null ? "ws" : c.changeStreamer_protocol().strip();
+        if (!protocol.equals("ws") && !protocol.equals("wss")) {
+            throw new IllegalArgumentException("changeStreamer.protocol must be ws or wss: " + protocol);
+        }
+        String ownerAddress = protocol.equals("ws") ? address : protocol + "://" + address;
+        return StreamerSettings.defaults(task, ownerAddress)
+                .withAutoReset(c.autoReset())
+                .withStartupDelay(Duration.ofMillis(c.changeStreamer_startupDelayMs()))
+                .withSubscriberMaxBufferedBytes(c.changeStreamer_subscriberMaxBufferedBytes())
+                .withFlowControl(c.changeStreamer_flowControlConsensusPaddingSeconds(),
+                        StreamerSettings.FLUSH_BYTES_THRESHOLD, Duration.ofSeconds(1));
+    }
+
+    private static String hostname() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "localhost";
+        }
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void addSource(ChangeSource source, Map<String, Object> props) {
+        if (sourceType.equals(props.get(ChangeSource.TYPE))) {
+            sources.set(source);
+        }
+    }
+
+    void removeSource(ChangeSource source) {
+        sources.clear(source);
+    }
+
+    @Deactivate
+    void deactivate() throws InterruptedException {
+        service.stop(Duration.ofSeconds(30));
+    }
+
+    @Override
+    public Subscription subscribe(SubscriberContext context) {
+        return service.subscribe(context);
+    }
+
+    @Override
+    public ChangeLogState getChangeLogState() throws ChangeLogException {
+        return service.getChangeLogState();
+    }
+
+    @Override
+    public void scheduleCleanup(String watermark) {
+        service.scheduleCleanup(watermark);
+    }
+
+    @Override
+    public void clearPendingCleanups() {
+        service.clearPendingCleanups();
+    }
+
+    @Override
+    public void reserveSnapshot(String taskID, SnapshotReservation reservation) throws SnapshotUnavailableException {
+        service.reserveSnapshot(taskID, reservation);
+    }
+
+    @Override
+    public void endReservation(String taskID) {
+        service.endReservation(taskID);
+    }
+
+    @Override
+    public String section() {
+        return "changestreamer";
+    }
+
+    @Override
+    public Map<String, Object> status() {
+        return service.status();
+    }
+
+    @Override
+    public void collect(MetricsSink sink) {
+        metrics.collect(sink);
+    }
+
+    /** The current source of the configured type; the stream loop waits on it (signal, no polling). */
+    static final class SourceSlot implements ChangeStreamerService.SourceProvider {
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+        private ChangeSource current;
+
+        void set(ChangeSource s) {
+            lock.lock();
+            try {
+                current = s;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        void clear(ChangeSource s) {
+            lock.lock();
+            try {
+                if (current == s) {
+                    current = null;
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public Optional<ChangeSource> await(Duration timeout) throws InterruptedException {
+            lock.lock();
+            try {
+                long nanos = timeout.toNanos();
+                while (current == null && nanos > 0) {
+                    nanos = changed.awaitNanos(nanos);
+                }
+                return Optional.ofNullable(current);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+}

@@ -1,0 +1,59 @@
+package org.zrm.changestreamer.internal;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Configuration of PID {@value ChangeStreamerComponent#PID}; names follow zero-cache's options. */
+@ObjectClassDefinition(name = "ZRM change streamer",
+        description = "Forwards changes from the change source to subscribers, stores them in the change log and acks them upstream")
+public @interface ChangeStreamerConfig {
+
+    @AttributeDefinition(name = "App ID", description = "Application id (ZERO_APP_ID), for logs")
+    String app_id() default "zero";
+
+    @AttributeDefinition(name = "Shard number", min = "0", description = "Shard number (ZERO_SHARD_NUM), for logs")
+    int shard_num() default 0;
+
+    @AttributeDefinition(name = "Replica file", description = "Local replica file (ZERO_REPLICA_FILE)")
+    String replica_file() default "zero.db";
+
+    @AttributeDefinition(name = "Task ID", required = false,
+            description = "This node's id, the change log's owner (ZERO_TASK_ID); empty = a random id per activation")
+    String task_id() default "";
+
+    @AttributeDefinition(name = "Change source type",
+            description = "Value of zrm.changesource.type of the change source to stream from (ZERO_UPSTREAM_TYPE)")
+    String changesource_type() default "pg";
+
+    @AttributeDefinition(name = "Auto reset",
+            description = "Re-sync the replica automatically when it cannot continue its lineage (ZERO_AUTO_RESET)")
+    boolean autoReset() default false;
+
+    @AttributeDefinition(name = "Owner address", required = false,
+            description = "host:port subscribers use to reach this streamer, published in replicationState.ownerAddress"
+                    + " (ZERO_CHANGE_STREAMER_ADDRESS); empty = <hostname>:4849")
+    String changeStreamer_address() default "";
+
+    @AttributeDefinition(name = "Protocol", description = "ws or wss; wss is prefixed to the published address"
+            + " (ZERO_CHANGE_STREAMER_PROTOCOL)")
+    String changeStreamer_protocol() default "ws";
+
+    @AttributeDefinition(name = "Start-up delay (ms)", min = "0",
+            description = "How long to wait before taking over the change log unless a serving subscriber connects first"
+                    + " (ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS)")
+    long changeStreamer_startupDelayMs() default 15_000;
+
+    @AttributeDefinition(name = "Flow control consensus padding (s)",
+            description = "After a majority of subscribers consumed a flushed message, wait at most this long for the rest;"
+                    + " negative = wait for all (ZERO_CHANGE_STREAMER_FLOW_CONTROL_CONSENSUS_PADDING_SECONDS)")
+    double changeStreamer_flowControlConsensusPaddingSeconds() default 1;
+
+    @AttributeDefinition(name = "Subscriber buffer bound (bytes)", min = "1",
+            description = "Unconsumed bytes one subscriber may hold; beyond it the subscriber is disconnected (it"
+                    + " reconnects and catches up from the change log) so that it cannot exhaust the heap")
+    long changeStreamer_subscriberMaxBufferedBytes() default StreamerSettings.DEFAULT_SUBSCRIBER_MAX_BUFFERED_BYTES;
+
+    @AttributeDefinition(name = "Catch-up threads", min = "1",
+            description = "Threads catching subscribers up from the change log (each holds one change-db connection)")
+    int changeStreamer_catchupThreads() default 4;
+}

@@ -1,0 +1,133 @@
+package org.zrm.changestreamer.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Keeps the subscribers that receive live changes (upstream {@code Forwarder}).
+ *
+ * <p>A subscriber added while a transaction is being forwarded is <em>queued</em>: it gets no part
+ * of that transaction and becomes <em>active</em> when the transaction's commit or rollback is
+ * forwarded. This mirrors the storer, which catches it up from a snapshot pinned after the same
+ * transaction, so the two views of "is a transaction open" agree (lock-step, spec §1.5).
+ *
+ * <p><b>Threading.</b> {@link #add}, {@link #forward}, {@link #forwardWithFlowControl} and
+ * {@link #sendStatus} are called by one thread at a time under the streamer's stream lock;
+ * {@link #remove}, {@link #acks()} and {@link #checkProgress} may come from any thread, so the sets
+ * are concurrent and a subscriber removed while being promoted is removed again.
+ */
+final class Forwarder {
+
+    private final Set<Subscriber> active = ConcurrentHashMap.newKeySet();
+    private final Set<Subscriber> queued = ConcurrentHashMap.newKeySet();
+    private final LongSupplier clockMillis;
+    private volatile boolean inTransaction;
+    private volatile Broadcast currentBroadcast;
+
+    Forwarder(LongSupplier clockMillis) {
+        this.clockMillis = clockMillis;
+    }
+
+    /** Registers a subscriber; queued if a transaction is open (CS-2, under the stream lock). */
+    void add(Subscriber sub) {
+        (inTransaction ? queued : active).add(sub);
+        if (sub.isClosed()) {
+            remove(sub);
+        }
+    }
+
+    /** Drops a subscriber; safe from any thread, idempotent. */
+    void remove(Subscriber sub) {
+        active.remove(sub);
+        queued.remove(sub);
+    }
+
+    /** Fire-and-forget fan-out (CS-1, under the stream lock). */
+    void forward(WatermarkedChange change) {
+        Broadcast.withoutTracking(active, change);
+        updateActive(change.tag());
+    }
+
+    /**
+     * Tracked fan-out (CS-1, under the stream lock); the caller waits for the returned broadcast
+     * <em>after</em> leaving the lock.
+     */
+    Broadcast forwardWithFlowControl(WatermarkedChange change) {
+        Broadcast b = new Broadcast(List.copyOf(active), change, clockMillis);
+        updateActive(change.tag());
+        currentBroadcast = b;
+        return b;
+    }
+
+    /** Called by the progress monitor every second. */
+    void checkProgress(long paddingMillis) {
+        Broadcast b = currentBroadcast;
+        if (b != null && b.checkProgress(paddingMillis)) {
+            if (currentBroadcast == b) {
+                currentBroadcast = null;
+            }
+        }
+    }
+
+    /** Releases a broadcast the stream loop is waiting for (shutdown). */
+    void releaseBroadcast() {
+        Broadcast b = currentBroadcast;
+        if (b != null) {
+            b.release();
+        }
+    }
+
+    /** Sends a lag-report status to the active subscribers. */
+    void sendStatus(String statusJson) {
+        for (Subscriber sub : active) {
+            sub.sendStatus(statusJson);
+        }
+    }
+
+    private void updateActive(String tag) {
+        switch (tag) {
+            case "begin" -> inTransaction = true;
+            case "commit", "rollback" -> {
+                inTransaction = false;
+                for (Subscriber sub : List.copyOf(queued)) {
+                    active.add(sub);
+                    queued.remove(sub);
+                    if (sub.isClosed()) {
+                        active.remove(sub);
+                    }
+                }
+            }
+            default -> { }
+        }
+    }
+
+    boolean inTransaction() {
+        return inTransaction;
+    }
+
+    /** @return the acked watermark of every connected subscriber (active and queued) */
+    List<String> acks() {
+        List<String> acks = new ArrayList<>();
+        active.forEach(s -> acks.add(s.acked()));
+        queued.forEach(s -> acks.add(s.acked()));
+        return acks;
+    }
+
+    /** @return all connected subscribers */
+    List<Subscriber> subscribers() {
+        List<Subscriber> all = new ArrayList<>(active);
+        all.addAll(queued);
+        return all;
+    }
+
+    boolean isActive(Subscriber sub) {
+        return active.contains(sub);
+    }
+
+    boolean isQueued(Subscriber sub) {
+        return queued.contains(sub);
+    }
+}

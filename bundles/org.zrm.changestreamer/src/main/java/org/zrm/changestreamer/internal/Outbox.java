@@ -1,0 +1,251 @@
+package org.zrm.changestreamer.internal;
+
+import java.util.ArrayDeque;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.zrm.changestreamer.Subscription;
+import org.zrm.changestreamer.SubscriptionMessage;
+
+/**
+ * One subscriber's outgoing message stream (the {@link Subscription} handed to the transport).
+ *
+ * <p>Appends never block. Every appended message counts against the subscriber's byte bound until
+ * it is consumed; the messages in between are "buffered" whether or not the transport has taken
+ * them yet. <b>At the bound</b>: {@link #append} refuses the message and reports {@code false}; the
+ * owner then fails the subscription (retryable, no error frame) so that the client reconnects and
+ * catches up from the change log instead of holding the heap. A single message larger than the
+ * bound is still accepted when nothing else is buffered, so that one huge transaction row can
+ * always be delivered.
+ *
+ * <p>Consumption must follow the append order. A {@link SubscriptionMessage#consumed()} that skips
+ * an unconsumed message is a protocol violation (upstream hazard H4): the subscription fails with
+ * {@link OutOfOrderAckException} instead of throwing into the transport.
+ */
+final class Outbox implements Subscription {
+
+    /** Why a message's push settled: the client consumed it, or the subscription ended first. */
+    enum Result { CONSUMED, UNCONSUMED }
+
+    private final String id;
+    private final long maxBufferedBytes;
+    private final Runnable onClose;
+    private final Consumer<Throwable> onFailure;
+
+    // All guarded by "this".
+    private final ArrayDeque<Message> untaken = new ArrayDeque<>();
+    private final ArrayDeque<Message> unconsumed = new ArrayDeque<>();
+    private long bufferedBytes;
+    private long nextSeq;
+    private boolean ended;        // no more appends; take() returns null once untaken is empty
+    private boolean closed;       // closed by the transport or failed: everything is released
+    private Throwable failure;
+    private long consumedMessages;
+
+    /**
+     * @param id subscriber id, for messages
+     * @param maxBufferedBytes bound on appended-but-unconsumed characters
+     * @param onClose called once when the transport closes the subscription (unsubscribe)
+     * @param onFailure called once when the subscription fails from inside (bound, protocol error)
+     */
+    Outbox(String id, long maxBufferedBytes, Runnable onClose, Consumer<Throwable> onFailure) {
+        this.id = id;
+        this.maxBufferedBytes = maxBufferedBytes;
+        this.onClose = onClose;
+        this.onFailure = onFailure;
+    }
+
+    /**
+     * Appends a message.
+     *
+     * @param json the downstream text
+     * @param commitWatermark the commit watermark if this is a {@code commit} frame, else {@code null}
+     * @param onConsumed called with the watermark when a commit frame is consumed; may be {@code null}
+     * @return the message, or {@code null} if the subscription has ended or the byte bound is hit
+     *     (in the latter case the caller must fail the subscription)
+     */
+    synchronized Message append(String json, String commitWatermark, Consumer<String> onConsumed) {
+        if (ended || closed) {
+            return null;
+        }
+        long size = json.length();
+        if (bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes) {
+            return null;
+        }
+        Message m = new Message(nextSeq++, json, commitWatermark, onConsumed);
+        bufferedBytes += size;
+        untaken.addLast(m);
+        unconsumed.addLast(m);
+        notifyAll();
+        return m;
+    }
+
+    /** @return whether {@code size} more characters would exceed the bound now */
+    synchronized boolean wouldExceed(long size) {
+        return bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes;
+    }
+
+    /** Ends the stream normally after the messages appended so far. */
+    synchronized void end() {
+        ended = true;
+        notifyAll();
+    }
+
+    /**
+     * Ends the stream at once because of {@code cause}: untaken messages are dropped and every
+     * unconsumed message settles as {@link Result#UNCONSUMED}. The client reconnects.
+     */
+    void fail(Throwable cause) {
+        if (release(cause)) {
+            onFailure.accept(cause);
+        }
+    }
+
+    @Override
+    public SubscriptionMessage take() throws InterruptedException {
+        synchronized (this) {
+            while (untaken.isEmpty() && !ended && !closed) {
+                wait();
+            }
+            return untaken.isEmpty() || closed ? null : untaken.pollFirst();
+        }
+    }
+
+    @Override
+    public synchronized Optional<Throwable> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    @Override
+    public void close() {
+        if (release(null)) {
+            onClose.run();
+        }
+    }
+
+    /** @return {@code true} if this call released the subscription */
+    private boolean release(Throwable cause) {
+        Message[] pending;
+        synchronized (this) {
+            if (closed) {
+                return false;
+            }
+            closed = true;
+            ended = true;
+            failure = cause;
+            pending = unconsumed.toArray(Message[]::new);
+            unconsumed.clear();
+            untaken.clear();
+            bufferedBytes = 0;
+            notifyAll();
+        }
+        for (Message m : pending) {
+            m.result.complete(Result.UNCONSUMED);
+        }
+        return true;
+    }
+
+    private void consumed(Message m) {
+        Message[] settled;
+        synchronized (this) {
+            if (closed || m.seq < nextUnconsumedSeq()) {
+                return; // idempotent; late acks after close are ignored
+            }
+            if (m.seq != nextUnconsumedSeq()) {
+                settled = null;
+            } else {
+                unconsumed.pollFirst();
+                bufferedBytes -= m.json.length();
+                consumedMessages++;
+                settled = new Message[] {m};
+            }
+        }
+        if (settled == null) {
+            fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (m.seq + 1)
+                    + " before message " + (nextUnconsumedSeqSafe() + 1)));
+            return;
+        }
+        if (m.commitWatermark != null && m.onConsumed != null) {
+            m.onConsumed.accept(m.commitWatermark);
+        }
+        m.result.complete(Result.CONSUMED);
+    }
+
+    private long nextUnconsumedSeq() {
+        Message head = unconsumed.peekFirst();
+        return head == null ? nextSeq : head.seq;
+    }
+
+    private synchronized long nextUnconsumedSeqSafe() {
+        return nextUnconsumedSeq();
+    }
+
+    /** @return characters appended but not consumed */
+    synchronized long bufferedBytes() {
+        return bufferedBytes;
+    }
+
+    /** @return messages appended but not consumed */
+    synchronized int pendingMessages() {
+        return unconsumed.size();
+    }
+
+    /** @return messages consumed so far */
+    synchronized long consumedMessages() {
+        return consumedMessages;
+    }
+
+    /** @return whether the subscription has been closed or failed */
+    synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /** One appended message; its {@link #result} settles once, when consumed or released. */
+    final class Message implements SubscriptionMessage {
+        private final long seq;
+        private final String json;
+        private final String commitWatermark;
+        private final Consumer<String> onConsumed;
+        final CompletableFuture<Result> result = new CompletableFuture<>();
+
+        private Message(long seq, String json, String commitWatermark, Consumer<String> onConsumed) {
+            this.seq = seq;
+            this.json = json;
+            this.commitWatermark = commitWatermark;
+            this.onConsumed = onConsumed;
+        }
+
+        @Override
+        public String json() {
+            return json;
+        }
+
+        @Override
+        public void consumed() {
+            Outbox.this.consumed(this);
+        }
+
+        @Override
+        public String toString() {
+            return "message " + (seq + 1) + " of " + id;
+        }
+    }
+
+    /** A subscriber acknowledged messages out of order (upstream hazard H4). */
+    static final class OutOfOrderAckException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        OutOfOrderAckException(String message) {
+            super(message);
+        }
+    }
+
+    /** The subscriber buffered more than its bound of unconsumed bytes. */
+    static final class BufferLimitException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        BufferLimitException(String message) {
+            super(message);
+        }
+    }
+}

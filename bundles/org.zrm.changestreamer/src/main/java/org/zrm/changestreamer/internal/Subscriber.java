@@ -1,0 +1,300 @@
+package org.zrm.changestreamer.internal;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.zrm.changestreamer.ReplicatorMode;
+import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.protocol.subscriber.Downstream;
+import org.zrm.protocol.subscriber.ErrorType;
+import org.zrm.protocol.subscriber.SubscriptionError;
+
+/**
+ * One subscriber's state (upstream {@code Subscriber}, spec §4): the watermark of the last commit
+ * sent, the last commit the client acknowledged, the catch-up backlog and the protocol filter.
+ *
+ * <p>A subscriber starts in catch-up: live changes newer than its watermark are kept in a backlog
+ * while the catch-up reader sends the stored ones; {@link #setCaughtUp()} flushes the backlog and
+ * switches to direct sends. Every send re-checks {@code watermark > this.watermark}, and the
+ * watermark moves to a commit's watermark before the commit is sent, so a transaction delivered by
+ * catch-up is dropped when the backlog repeats it (no duplicate), and a rolled-back transaction
+ * that is replayed is not (the watermark moves on commit only).
+ *
+ * <p>The first message of a valid v2+ subscription is a {@code status}, sent once the watermark is
+ * validated (first catch-up row or {@link #setCaughtUp()}).
+ *
+ * <p><b>Threading.</b> Live sends come from the stream loop, catch-up from a catch-up thread;
+ * state is guarded by {@code this}. Failing or closing never happens while holding that lock,
+ * because it calls back into the forwarder.
+ */
+final class Subscriber {
+
+    private static final CompletableFuture<Outbox.Result> SETTLED =
+            CompletableFuture.completedFuture(Outbox.Result.UNCONSUMED);
+
+    final String id;
+    final int protocolVersion;
+    final ReplicatorMode mode;
+    final String requestedWatermark;
+    final String replicaVersion;
+    final long connectedAtMillis = System.currentTimeMillis();
+    private final Outbox outbox;
+    private final Supplier<String> latestStatus;
+    private final ProtocolCodec codec;
+    private final long maxBufferedBytes;
+
+    // Guarded by this.
+    private String watermark;
+    private ArrayDeque<WatermarkedChange> backlog = new ArrayDeque<>();
+    private long backlogBytes;
+    private boolean initialized;
+    private boolean rejected;
+
+    private volatile String acked;
+    private volatile long lastConsumedAtMillis;
+
+    Subscriber(int protocolVersion, String id, ReplicatorMode mode, String replicaVersion, String watermark,
+            Outbox outbox, Supplier<String> latestStatus, ProtocolCodec codec, long maxBufferedBytes) {
+        this.replicaVersion = replicaVersion;
+        this.protocolVersion = protocolVersion;
+        this.id = id;
+        this.mode = mode;
+        this.requestedWatermark = watermark;
+        this.watermark = watermark;
+        this.acked = watermark;
+        this.outbox = outbox;
+        this.latestStatus = latestStatus;
+        this.codec = codec;
+        this.maxBufferedBytes = maxBufferedBytes;
+    }
+
+    Outbox outbox() {
+        return outbox;
+    }
+
+    synchronized String watermark() {
+        return watermark;
+    }
+
+    /** @return the newest commit watermark whose frame the client has consumed */
+    String acked() {
+        return acked;
+    }
+
+    long lastConsumedAtMillis() {
+        return lastConsumedAtMillis;
+    }
+
+    synchronized boolean isCatchingUp() {
+        return backlog != null;
+    }
+
+    boolean isClosed() {
+        return outbox.isClosed();
+    }
+
+    /**
+     * Sends a live change: dropped if not newer than the watermark, kept in the backlog during
+     * catch-up, sent otherwise.
+     *
+     * @return settles when the change is consumed, filtered, buffered in the backlog, or the
+     *     subscription ends (what flow control waits for)
+     */
+    CompletableFuture<Outbox.Result> send(WatermarkedChange change) {
+        Throwable overflow = null;
+        CompletableFuture<Outbox.Result> result = SETTLED;
+        synchronized (this) {
+            if (rejected || change.watermark().compareTo(watermark) <= 0) {
+                return SETTLED;
+            }
+            if (backlog != null) {
+                long size = change.json().length();
+                long buffered = outbox.bufferedBytes() + backlogBytes;
+                if (buffered > 0 && buffered + size > maxBufferedBytes) {
+                    overflow = overflow(buffered + size);
+                } else {
+                    backlog.addLast(change);
+                    backlogBytes += size;
+                }
+            } else {
+                Object r = sendChange(change);
+                if (r instanceof Throwable t) {
+                    overflow = t;
+                } else {
+                    result = castResult(r);
+                }
+            }
+        }
+        if (overflow != null) {
+            fail(overflow);
+        }
+        return result;
+    }
+
+    /** Sends a lag-report status to an initialized v2+ subscriber. */
+    void sendStatus(String statusJson) {
+        Throwable overflow;
+        synchronized (this) {
+            if (rejected || !initialized || protocolVersion < 2) {
+                return;
+            }
+            overflow = appendOrOverflow(statusJson, null);
+        }
+        if (overflow != null) {
+            fail(overflow);
+        }
+    }
+
+    /**
+     * Sends a change read from the change log.
+     *
+     * @return settles when the change is consumed (the catch-up reader paces itself on it), or
+     *     at once if it was filtered
+     */
+    CompletableFuture<Outbox.Result> catchup(WatermarkedChange change) {
+        Object r;
+        synchronized (this) {
+            if (rejected) {
+                return SETTLED;
+            }
+            initialize();
+            r = sendChange(change);
+        }
+        if (r instanceof Throwable t) {
+            fail(t);
+            return SETTLED;
+        }
+        return castResult(r);
+    }
+
+    /** Ends catch-up: sends the status if not yet sent and flushes the backlog, in order. */
+    void setCaughtUp() {
+        Throwable overflow = null;
+        synchronized (this) {
+            if (rejected || backlog == null) {
+                return;
+            }
+            initialize();
+            // Upstream flushes the backlog without flow control; it is bounded by maxBufferedBytes.
+            ArrayDeque<WatermarkedChange> pending = backlog;
+            backlog = null;
+            backlogBytes = 0;
+            for (WatermarkedChange c : pending) {
+                if (sendChange(c) instanceof Throwable t) {
+                    overflow = t;
+                    break;
+                }
+            }
+        }
+        if (overflow != null) {
+            fail(overflow);
+        }
+    }
+
+    /**
+     * Rejects the subscription with an error frame; the subscription ends once the client has
+     * consumed it. {@link ErrorType#UNKNOWN} is never sent (upstream quirk H3, kept: clients retry
+     * on a plain close), it just fails the subscription.
+     */
+    void close(ErrorType type, String message) {
+        if (type == ErrorType.UNKNOWN) {
+            fail(new IllegalStateException(message));
+            return;
+        }
+        Outbox.Message m;
+        synchronized (this) {
+            if (rejected) {
+                return;
+            }
+            rejected = true;
+            backlog = null;
+            m = outbox.append(codec.encode(new Downstream.ErrorMessage(new SubscriptionError(type, message))),
+                    null, null);
+        }
+        if (m == null) {
+            outbox.end();
+        } else {
+            m.result.whenComplete((r, e) -> outbox.end());
+        }
+    }
+
+    /** Ends the subscription without an error frame; the client reconnects from its watermark. */
+    void fail(Throwable cause) {
+        synchronized (this) {
+            rejected = true;
+            backlog = null;
+        }
+        outbox.fail(cause);
+    }
+
+    private void initialize() {
+        if (!initialized) {
+            initialized = true;
+            if (protocolVersion >= 2) {
+                appendOrOverflow(latestStatus.get(), null);
+            }
+        }
+    }
+
+    /** @return the settling future, or a Throwable if the byte bound was hit */
+    private Object sendChange(WatermarkedChange change) {
+        if (change.watermark().compareTo(watermark) <= 0) {
+            return SETTLED;
+        }
+        if (!supports(change.tag())) {
+            return SETTLED;
+        }
+        boolean commit = change.isCommit();
+        if (commit) {
+            watermark = change.watermark();
+        }
+        Outbox.Message m = outbox.append(change.json(), commit ? change.watermark() : null, commit ? this::onAcked : null);
+        if (m == null) {
+            return outbox.isClosed() ? SETTLED : overflow(outbox.bufferedBytes() + change.json().length());
+        }
+        return m.result;
+    }
+
+    private Throwable appendOrOverflow(String json, String commitWatermark) {
+        if (outbox.append(json, commitWatermark, null) == null && !outbox.isClosed()) {
+            return overflow(outbox.bufferedBytes() + json.length());
+        }
+        return null;
+    }
+
+    private Throwable overflow(long wouldBe) {
+        return new Outbox.BufferLimitException("subscriber " + id + " would buffer " + wouldBe
+                + " unconsumed bytes, more than changeStreamer.subscriberMaxBufferedBytes=" + maxBufferedBytes
+                + "; disconnecting it so that it reconnects and catches up from the change log");
+    }
+
+    private void onAcked(String commitWatermark) {
+        lastConsumedAtMillis = System.currentTimeMillis();
+        synchronized (this) {
+            if (commitWatermark.compareTo(acked) > 0) {
+                acked = commitWatermark;
+            }
+        }
+    }
+
+    /** Protocol filter: {@code update-table-metadata} exists from v5 on. */
+    boolean supports(String tag) {
+        return !"update-table-metadata".equals(tag) || protocolVersion >= 5;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static CompletableFuture<Outbox.Result> castResult(Object r) {
+        return (CompletableFuture<Outbox.Result>) r;
+    }
+
+    /** @return the messages buffered in the backlog (tests and status) */
+    synchronized List<WatermarkedChange> backlogSnapshot() {
+        return backlog == null ? List.of() : List.copyOf(backlog);
+    }
+
+    /** @return backlog plus unconsumed bytes */
+    synchronized long bufferedBytes() {
+        return outbox.bufferedBytes() + backlogBytes;
+    }
+}

@@ -1,0 +1,198 @@
+package org.zrm.changestreamer.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.zrm.changestreamer.ReplicatorMode;
+import org.zrm.changestreamer.SubscriptionMessage;
+import org.zrm.protocol.json.ProtocolCodec;
+
+/** Ports of upstream's subscriber.test.ts, forwarder.test.ts and broadcast.test.ts. */
+class SubscriberForwarderBroadcastTest {
+
+    private static final String STATUS = "[\"status\",{\"tag\":\"status\"}]";
+
+    private static Subscriber sub(String id, String watermark, int version) {
+        return new Subscriber(version, id, ReplicatorMode.SERVING, "01", watermark,
+                new Outbox(id, 1 << 20, () -> { }, t -> { }), () -> STATUS, new ProtocolCodec(), 1 << 20);
+    }
+
+    private static WatermarkedChange c(String w, String tag) {
+        String json = switch (tag) {
+            case "begin" -> "[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"" + w + "\"}]";
+            case "commit" -> "[\"commit\",{\"tag\":\"commit\"},{\"watermark\":\"" + w + "\"}]";
+            case "rollback" -> "[\"rollback\",{\"tag\":\"rollback\"}]";
+            default -> "[\"data\",{\"tag\":\"" + tag + "\",\"w\":\"" + w + "\"}]";
+        };
+        return new WatermarkedChange(w, tag, json);
+    }
+
+    /** Takes and acknowledges everything available. */
+    private static List<String> drain(Subscriber s) throws InterruptedException {
+        List<String> out = new ArrayList<>();
+        while (s.outbox().pendingMessages() > 0) {
+            SubscriptionMessage m = s.outbox().take();
+            out.add(m.json());
+            m.consumed();
+        }
+        return out;
+    }
+
+    @Test
+    void catchupAndBacklog() throws Exception {
+        Subscriber s = sub("s", "01", 6);
+        s.sendStatus("[\"status\",{\"tag\":\"status\",\"early\":1}]"); // before initialization: dropped
+        s.send(c("0b", "begin"));
+        s.send(c("0b", "insert"));
+        s.send(c("0b", "commit")); // backlog
+        assertEquals(3, s.backlogSnapshot().size());
+        s.catchup(c("09", "begin"));
+        s.sendStatus("[\"status\",{\"tag\":\"status\",\"mid\":1}]"); // sent in the middle of catch-up
+        s.catchup(c("09", "commit"));
+        s.setCaughtUp();
+        assertEquals(List.of(STATUS, c("09", "begin").json(), "[\"status\",{\"tag\":\"status\",\"mid\":1}]",
+                c("09", "commit").json(), c("0b", "begin").json(), c("0b", "insert").json(), c("0b", "commit").json()),
+                drain(s));
+        s.send(c("0c", "begin"));
+        assertEquals(List.of(c("0c", "begin").json()), drain(s));
+    }
+
+    @Test
+    void watermarkFilteringDropsOldAndReplayedTransactions() throws Exception {
+        Subscriber s = sub("s", "05", 6);
+        s.setCaughtUp();
+        s.send(c("04", "begin"));
+        s.send(c("05", "commit"));
+        s.send(c("07", "begin"));
+        s.send(c("07", "commit"));
+        s.send(c("07", "begin")); // replay: dropped
+        s.send(c("07", "commit"));
+        assertEquals(List.of(STATUS, c("07", "begin").json(), c("07", "commit").json()), drain(s));
+        assertEquals("07", s.watermark());
+    }
+
+    @Test
+    void ackedAdvancesOnlyWhenCommitConsumed() throws Exception {
+        Subscriber s = sub("s", "01", 6);
+        s.setCaughtUp();
+        s.send(c("03", "begin"));
+        var commit = s.send(c("03", "commit"));
+        assertEquals("03", s.watermark());
+        assertEquals("01", s.acked());
+        SubscriptionMessage status = s.outbox().take();
+        status.consumed();
+        s.outbox().take().consumed();
+        assertEquals("01", s.acked());
+        assertFalse(commit.isDone());
+        s.outbox().take().consumed();
+        assertEquals("03", s.acked());
+        assertEquals(Outbox.Result.CONSUMED, commit.get());
+    }
+
+    @Test
+    void protocolFilterAndStatusVersions() throws Exception {
+        Subscriber v4 = sub("v4", "01", 4);
+        Subscriber v1 = sub("v1", "01", 1);
+        for (Subscriber s : List.of(v4, v1)) {
+            s.setCaughtUp();
+            s.send(c("03", "begin"));
+            s.send(c("03", "update-table-metadata"));
+            s.send(c("03", "commit"));
+        }
+        assertEquals(List.of(STATUS, c("03", "begin").json(), c("03", "commit").json()), drain(v4));
+        assertEquals(List.of(c("03", "begin").json(), c("03", "update-table-metadata").json(),
+                c("03", "commit").json()).subList(0, 1), drain(v1).subList(0, 1));
+    }
+
+    @Test
+    void forwarderQueuesSubscribersAddedDuringTransaction() throws Exception {
+        for (String end : List.of("commit", "rollback")) {
+            Forwarder f = new Forwarder(System::currentTimeMillis);
+            Subscriber early = sub("early", "01", 6);
+            Subscriber late = sub("late", "01", 6);
+            early.setCaughtUp();
+            late.setCaughtUp();
+            f.add(early);
+            f.forward(c("03", "begin"));
+            f.add(late);
+            assertTrue(f.isQueued(late));
+            f.forward(c("03", "insert"));
+            f.forward(c("03", end));
+            assertTrue(f.isActive(late));
+            f.forward(c("05", "begin"));
+            f.forward(c("05", "commit"));
+            assertEquals(6, drain(early).size());
+            assertEquals(List.of(STATUS, c("05", "begin").json(), c("05", "commit").json()), drain(late));
+            assertEquals(List.of("05", "05"), f.acks());
+        }
+    }
+
+    @Test
+    void broadcastWithoutTrackingAndWithTracking() throws Exception {
+        AtomicLong clock = new AtomicLong(1000);
+        Subscriber a = sub("a", "01", 6);
+        Subscriber b = sub("b", "01", 6);
+        a.setCaughtUp();
+        b.setCaughtUp();
+        drain(a);
+        drain(b);
+        Broadcast.withoutTracking(List.of(a, b), c("03", "begin"));
+        Broadcast tracked = new Broadcast(List.of(a, b), c("03", "commit"), clock::get);
+        assertFalse(tracked.isDone());
+        drain(a);
+        assertFalse(tracked.isDone());
+        drain(b);
+        assertTrue(tracked.isDone());
+        assertTrue(new Broadcast(List.of(), c("04", "begin"), clock::get).isDone());
+    }
+
+    @Test
+    void checkProgressReleasesAfterMajorityPlusPadding() throws Exception {
+        AtomicLong clock = new AtomicLong(1000);
+        List<Subscriber> subs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Subscriber s = sub("s" + i, "01", 6);
+            s.setCaughtUp();
+            drain(s);
+            subs.add(s);
+        }
+        Broadcast b = new Broadcast(subs, c("03", "begin"), clock::get);
+        clock.addAndGet(5000);
+        assertFalse(b.checkProgress(1000), "nobody done yet");
+        drain(subs.get(0));
+        assertFalse(b.checkProgress(1000), "1 of 3 is not a majority");
+        drain(subs.get(1));
+        assertFalse(b.checkProgress(1000), "majority, but padding not yet elapsed");
+        assertFalse(b.checkProgress(-1), "negative padding disables early release");
+        clock.addAndGet(999);
+        assertFalse(b.checkProgress(1000));
+        clock.addAndGet(1);
+        assertTrue(b.checkProgress(1000));
+        assertTrue(b.isDone());
+        assertEquals(1, b.pendingCount());
+    }
+
+    @Test
+    void outboxBoundAndOutOfOrderAck() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        Outbox o = new Outbox("o", 10, () -> { }, failures::add);
+        assertTrue(o.append("x".repeat(50), null, null) != null, "a single message larger than the bound passes");
+        assertNull(o.append("y", null, null), "bound hit");
+        o.take().consumed();
+        Outbox.Message m1 = o.append("aaaa", null, null);
+        Outbox.Message m2 = o.append("bbbb", null, null);
+        o.take();
+        SubscriptionMessage t2 = o.take();
+        t2.consumed();
+        assertTrue(failures.get(0) instanceof Outbox.OutOfOrderAckException);
+        assertEquals(Outbox.Result.UNCONSUMED, m1.result.get());
+        assertEquals(Outbox.Result.UNCONSUMED, m2.result.get());
+        assertNull(o.take());
+    }
+}
