@@ -1,0 +1,69 @@
+package org.zrm.changestreamer.http.internal;
+
+import java.time.Duration;
+
+/**
+ * Validated settings of the WebSocket endpoints.
+ *
+ * @param pingInterval how often connections are pinged; a connection silent for a whole interval
+ *     is terminated
+ * @param maxUnackedChars bound on the characters sent to one client and not yet acknowledged
+ * @param maxQueuedChars bound on the characters handed to Jetty for one connection and not yet
+ *     written
+ * @param maxIncomingMessageBytes largest text message accepted from a client
+ */
+record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars, long maxIncomingMessageBytes) {
+
+    /** Upstream's {@code PING_INTERVAL_MS}. */
+    static final long DEFAULT_PING_INTERVAL_MS = 30_000;
+    /** Enough to keep a fast client's pipeline full, small enough to bound one connection's share of heap. */
+    static final long DEFAULT_MAX_UNACKED_CHARS = 16L << 20;
+    static final long DEFAULT_MAX_QUEUED_CHARS = 1L << 20;
+    /** Incoming messages are {@code {"ack":n}}; anything near this size is garbage. */
+    static final long DEFAULT_MAX_INCOMING_MESSAGE_BYTES = 64L << 10;
+
+    static final Settings DEFAULTS = new Settings(Duration.ofMillis(DEFAULT_PING_INTERVAL_MS),
+            DEFAULT_MAX_UNACKED_CHARS, DEFAULT_MAX_QUEUED_CHARS, DEFAULT_MAX_INCOMING_MESSAGE_BYTES);
+
+    /** @throws IllegalArgumentException naming the offending property */
+    Settings {
+        if (pingInterval.isNegative() || pingInterval.isZero()) {
+            throw new IllegalArgumentException("ping.intervalMs must be positive, got " + pingInterval.toMillis());
+        }
+        if (maxUnackedChars < 1) {
+            throw new IllegalArgumentException("send.maxUnackedChars must be positive, got " + maxUnackedChars);
+        }
+        if (maxQueuedChars < 1) {
+            throw new IllegalArgumentException("send.maxQueuedChars must be positive, got " + maxQueuedChars);
+        }
+        if (maxIncomingMessageBytes < 64) {
+            throw new IllegalArgumentException(
+                    "receive.maxMessageBytes must be at least 64, got " + maxIncomingMessageBytes);
+        }
+    }
+
+    static Settings of(ChangeStreamerHttpConfig config) {
+        return new Settings(Duration.ofMillis(config.ping_intervalMs()), config.send_maxUnackedChars(),
+                config.send_maxQueuedChars(), config.receive_maxMessageBytes());
+    }
+
+    Settings withPingInterval(Duration interval) {
+        return new Settings(interval, maxUnackedChars, maxQueuedChars, maxIncomingMessageBytes);
+    }
+
+    Settings withMaxUnackedChars(long chars) {
+        return new Settings(pingInterval, chars, maxQueuedChars, maxIncomingMessageBytes);
+    }
+
+    Settings withMaxQueuedChars(long chars) {
+        return new Settings(pingInterval, maxUnackedChars, chars, maxIncomingMessageBytes);
+    }
+
+    /**
+     * Jetty's own idle timeout is only a safety net behind the ping liveness check, which normally
+     * terminates a silent connection after at most two intervals.
+     */
+    Duration idleTimeout() {
+        return pingInterval.multipliedBy(3);
+    }
+}

@@ -1,0 +1,298 @@
+package org.zrm.changestreamer.http.internal;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.websocket.api.Callback;
+import org.eclipse.jetty.websocket.api.Session;
+import org.eclipse.jetty.websocket.api.StatusCode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zrm.changestreamer.ChangeStreamer;
+import org.zrm.protocol.json.ProtocolException;
+import org.zrm.protocol.subscriber.Ack;
+import org.zrm.protocol.subscriber.Frame;
+
+/**
+ * One server-side WebSocket of the change-streamer endpoints: the parts {@code /changes} and
+ * {@code /snapshot} share (upstream {@code streamOut} plus {@code sendPingsForLiveness}).
+ *
+ * <ul>
+ *   <li><b>Framing.</b> Messages go out as {@code {"id":n,"msg":<json>}} with ids 1, 2, ...; the
+ *       message text is inserted verbatim.</li>
+ *   <li><b>Acks.</b> The client's only messages are {@code {"ack":n}}; see {@link AckTracker}.
+ *       Anything else (malformed JSON, another shape, a binary frame, an unexpected id) closes
+ *       this connection with code 1002 and a reason naming the problem; other connections are
+ *       unaffected.</li>
+ *   <li><b>Bounds.</b> Two {@link SendWindow}s per connection: characters sent but not yet
+ *       acknowledged, and characters handed to Jetty but not yet written. Only {@link #sendFrame}
+ *       blocks on them.</li>
+ *   <li><b>Liveness.</b> A ping every interval; a connection from which neither a pong nor a
+ *       message arrived during the previous interval is terminated (no close handshake).</li>
+ * </ul>
+ *
+ * <p>Subclasses implement {@link #opened()} and {@link #ended()}; every way a connection ends
+ * (client close, error, server close, termination) runs {@link #ended()} exactly once.
+ *
+ * <p>This class and its subclasses are public only because Jetty binds the listener methods
+ * through public method handles; the package stays private to the bundle.
+ */
+public abstract class WsConnection implements Session.Listener.AutoDemanding {
+
+    /** Upstream {@code PROTOCOL_ERROR}. */
+    static final int PROTOCOL_ERROR = StatusCode.PROTOCOL;
+    /** Upstream {@code INTERNAL_ERROR}. */
+    static final int INTERNAL_ERROR = StatusCode.SERVER_ERROR;
+    /** A WebSocket close reason is limited to 123 bytes of UTF-8. */
+    static final int MAX_REASON_BYTES = 123;
+
+    private static final Logger LOG = LoggerFactory.getLogger(WsConnection.class);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+    protected final ConnectionResources resources;
+    private final ChangeStreamer streamer;
+    private final AckTracker acks = new AckTracker();
+    private final SendWindow unacked;
+    private final SendWindow queued;
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private volatile Session session;
+    private volatile boolean heardFromClient = true;
+    private volatile ScheduledFuture<?> pings;
+    /** Only the single sending thread touches it (see {@link #sendFrame}). */
+    private long lastFrameId;
+
+    WsConnection(ConnectionResources resources, ChangeStreamer streamer) {
+        this.resources = resources;
+        this.streamer = streamer;
+        this.unacked = new SendWindow(resources.settings().maxUnackedChars());
+        this.queued = new SendWindow(resources.settings().maxQueuedChars());
+    }
+
+    /** Starts the connection's work once the upgrade has completed; may close it at once. */
+    protected abstract void opened();
+
+    /** Releases what the connection holds; called once, on any thread, after it ended. */
+    protected abstract void ended();
+
+    /** @return a short description for log lines, e.g. {@code changes[id=…, task=…]} */
+    protected abstract String describe();
+
+    /** @return the streamer this connection uses, or {@code null} if it has none (rejected) */
+    final ChangeStreamer streamer() {
+        return streamer;
+    }
+
+    final boolean hasEnded() {
+        return ended.get();
+    }
+
+    @Override
+    public final void onWebSocketOpen(Session session) {
+        this.session = session;
+        resources.register(this); // may close it at once, if its streamer already left
+        if (ended.get()) {
+            return;
+        }
+        long interval = resources.settings().pingInterval().toMillis();
+        try {
+            pings = resources.scheduler().scheduleAtFixedRate(this::checkLiveness, interval, interval,
+                    TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            close(StatusCode.SHUTDOWN, "Error: change streamer endpoint stopped");
+            return;
+        }
+        try {
+            opened();
+        } catch (RuntimeException e) {
+            LOG.error("{}: failed to start: {}", describe(), e.toString(), e);
+            close(PROTOCOL_ERROR, "Error: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public final void onWebSocketText(String text) {
+        heardFromClient = true;
+        Ack ack;
+        try {
+            ack = resources.codec().decodeAck(text);
+        } catch (ProtocolException e) {
+            protocolError("invalid ack " + abbreviate(text) + ": " + e.getMessage());
+            return;
+        }
+        List<AckTracker.Sent> consumed;
+        try {
+            consumed = acks.ack(ack.id());
+        } catch (AckTracker.UnexpectedAckException e) {
+            protocolError(e.getMessage());
+            return;
+        }
+        resources.metrics().acksReceived(consumed.size());
+        for (AckTracker.Sent frame : consumed) {
+            unacked.release(frame.chars());
+            frame.onConsumed().run();
+        }
+    }
+
+    @Override
+    public final void onWebSocketBinary(ByteBuffer payload, Callback callback) {
+        callback.succeed();
+        heardFromClient = true;
+        protocolError("Expected string message");
+    }
+
+    @Override
+    public final void onWebSocketPong(ByteBuffer payload) {
+        LOG.debug("{}: pong", describe());
+        heardFromClient = true;
+    }
+
+    @Override
+    public final void onWebSocketClose(int statusCode, String reason) {
+        if (!ended.get()) {
+            LOG.info("{}: closed by client ({} {})", describe(), statusCode, reason == null ? "" : reason);
+        }
+        end();
+    }
+
+    @Override
+    public final void onWebSocketError(Throwable cause) {
+        if (!ended.get()) {
+            if (cause instanceof IOException) {
+                // The usual way a client vanishes (abort, network loss): not a server problem.
+                LOG.info("{}: connection lost: {}", describe(), cause.toString());
+            } else {
+                LOG.warn("{}: connection error: {}", describe(), cause.toString());
+            }
+        }
+        end();
+    }
+
+    /**
+     * Sends one message as the next frame. Called by one thread at a time (the connection's
+     * sender). Blocks while either send window is full.
+     *
+     * @param msg the serialised message, inserted verbatim
+     * @param onConsumed called once when the client acknowledges the frame (never if the
+     *     connection ends first)
+     * @return {@code false} if the connection ended, so the message was not sent
+     */
+    final boolean sendFrame(String msg, Runnable onConsumed) throws InterruptedException {
+        String frame = new Frame(lastFrameId + 1, msg).toJson();
+        long chars = frame.length();
+        if (!unacked.acquire(chars)) {
+            return false;
+        }
+        AckTracker.Sent sent = new AckTracker.Sent(++lastFrameId, onConsumed, chars);
+        acks.sent(sent);
+        if (!queued.acquire(chars)) {
+            return false;
+        }
+        resources.metrics().frameSent(chars);
+        session.sendText(frame, Callback.from(() -> queued.release(chars), failure -> {
+            queued.release(chars);
+            if (!ended.get()) {
+                LOG.warn("{}: sending frame {} failed: {}", describe(), sent.id(), failure.toString());
+            }
+            terminate();
+        }));
+        return true;
+    }
+
+    /**
+     * Closes the connection with a close frame (sent after the frames already queued) and ends
+     * it. No-op if it already ended.
+     *
+     * @param code the close code
+     * @param reason the reason, truncated like upstream's {@code elide} to 123 bytes
+     */
+    final void close(int code, String reason) {
+        if (!ended.compareAndSet(false, true)) {
+            return;
+        }
+        cleanUp();
+        Session s = session;
+        if (s != null && s.isOpen()) {
+            s.close(code, elide(reason, MAX_REASON_BYTES), Callback.NOOP);
+        }
+    }
+
+    /** Drops the connection without a close handshake (upstream {@code ws.terminate()}). */
+    final void terminate() {
+        if (ended.compareAndSet(false, true)) {
+            cleanUp();
+        }
+        Session s = session;
+        if (s != null) {
+            s.disconnect();
+        }
+    }
+
+    private void protocolError(String problem) {
+        if (ended.get()) {
+            return;
+        }
+        resources.metrics().protocolError();
+        LOG.warn("{}: protocol error, closing connection: {}", describe(), problem);
+        close(PROTOCOL_ERROR, "Error: " + problem);
+    }
+
+    private void checkLiveness() {
+        if (ended.get()) {
+            // cleanUp() may have run before the schedule was stored.
+            ScheduledFuture<?> p = pings;
+            if (p != null) {
+                p.cancel(false);
+            }
+            return;
+        }
+        if (!heardFromClient) {
+            resources.metrics().livenessTimeout();
+            LOG.warn("{}: no pong or message for {} ms, terminating connection", describe(),
+                    resources.settings().pingInterval().toMillis());
+            terminate();
+            return;
+        }
+        heardFromClient = false;
+        Session s = session;
+        s.sendPing(EMPTY.duplicate(), Callback.from(() -> { }, failure ->
+                LOG.debug("{}: ping failed: {}", describe(), failure.toString())));
+    }
+
+    private void end() {
+        if (ended.compareAndSet(false, true)) {
+            cleanUp();
+        }
+    }
+
+    private void cleanUp() {
+        ScheduledFuture<?> p = pings;
+        if (p != null) {
+            p.cancel(false);
+        }
+        unacked.close();
+        queued.close();
+        resources.unregister(this);
+        ended();
+    }
+
+    /** Upstream's {@code elide}: at most {@code maxBytes} of UTF-8, ending in {@code ...} when cut. */
+    static String elide(String value, int maxBytes) {
+        if (value.getBytes(StandardCharsets.UTF_8).length <= maxBytes) {
+            return value;
+        }
+        String cut = value.substring(0, Math.min(value.length(), maxBytes - 3));
+        while ((cut + "...").getBytes(StandardCharsets.UTF_8).length > maxBytes) {
+            cut = cut.substring(0, cut.length() - 1);
+        }
+        return cut + "...";
+    }
+
+    private static String abbreviate(String text) {
+        return text.length() <= 40 ? text : text.substring(0, 37) + "...";
+    }
+}

@@ -1,0 +1,87 @@
+package org.zrm.changestreamer.http.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/** The pieces that bound and validate a connection's traffic. */
+class BoundsTest {
+
+    @Test
+    void windowBlocksAtTheBoundUntilReleased() throws Exception {
+        SendWindow window = new SendWindow(100);
+        assertTrue(window.acquire(60));
+        CompletableFuture<Boolean> second = CompletableFuture.supplyAsync(() -> acquire(window, 60));
+        assertThrows(TimeoutException.class, () -> second.get(200, TimeUnit.MILLISECONDS));
+        window.release(60);
+        assertTrue(second.get(10, TimeUnit.SECONDS));
+        assertEquals(60, window.outstanding());
+    }
+
+    @Test
+    void windowAdmitsAnOversizedFrameWhenEmptyAndFailsWhenClosed() throws Exception {
+        SendWindow window = new SendWindow(10);
+        assertTrue(window.acquire(1000));
+        CompletableFuture<Boolean> blocked = CompletableFuture.supplyAsync(() -> acquire(window, 1));
+        window.close();
+        assertFalse(blocked.get(10, TimeUnit.SECONDS));
+        assertFalse(window.acquire(1));
+    }
+
+    @Test
+    void acksAreCumulativeAndUnexpectedOnesAreRejected() throws Exception {
+        AckTracker acks = new AckTracker();
+        AckTracker.UnexpectedAckException none = assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(1));
+        assertEquals("Unexpected ack for 1: 1", none.getMessage());
+        for (long id = 1; id <= 4; id++) {
+            acks.sent(new AckTracker.Sent(id, () -> { }, 10));
+        }
+        assertEquals(List.of(1L), acks.ack(1).stream().map(AckTracker.Sent::id).toList());
+        assertEquals(List.of(2L, 3L), acks.ack(3).stream().map(AckTracker.Sent::id).toList());
+        assertEquals("Unexpected ack for 4: 2",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(2)).getMessage());
+        assertEquals("Unexpected ack for 4: 5",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(5)).getMessage());
+        assertEquals(1, acks.pendingCount());
+        acks.ack(4);
+        assertEquals("Unexpected ack for 5: 4",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(4)).getMessage());
+    }
+
+    @Test
+    void closeReasonsAreElidedLikeUpstream() {
+        assertEquals("short", WsConnection.elide("short", 123));
+        String exact = "x".repeat(123);
+        assertEquals(exact, WsConnection.elide(exact, 123));
+        assertEquals("x".repeat(120) + "...", WsConnection.elide("x".repeat(124), 123));
+        // Multi-byte characters count as their UTF-8 length.
+        String elided = WsConnection.elide("\u00e9".repeat(100), 123);
+        assertEquals("\u00e9".repeat(60) + "...", elided);
+    }
+
+    @Test
+    void settingsRejectNonsense() {
+        assertEquals("ping.intervalMs must be positive, got 0", assertThrows(IllegalArgumentException.class,
+                () -> Settings.DEFAULTS.withPingInterval(Duration.ZERO)).getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Settings.DEFAULTS.withMaxUnackedChars(0));
+        assertThrows(IllegalArgumentException.class, () -> Settings.DEFAULTS.withMaxQueuedChars(-1));
+        assertEquals(Duration.ofSeconds(90), Settings.DEFAULTS.idleTimeout());
+    }
+
+    private static boolean acquire(SendWindow window, long chars) {
+        try {
+            return window.acquire(chars);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package org.zrm.changestreamer.http.internal;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.zrm.backup.SnapshotReservation;
+import org.zrm.changelog.ChangeLogState;
+import org.zrm.changestreamer.ChangeStreamer;
+import org.zrm.changestreamer.SnapshotUnavailableException;
+import org.zrm.changestreamer.SubscriberContext;
+import org.zrm.changestreamer.Subscription;
+import org.zrm.changestreamer.SubscriptionMessage;
+
+/** An in-memory streamer: tests push messages into the subscriptions it hands out. */
+final class FakeChangeStreamer implements ChangeStreamer {
+
+    final BlockingQueue<FakeSubscription> subscriptions = new LinkedBlockingQueue<>();
+    final BlockingQueue<SnapshotReservation> reservations = new LinkedBlockingQueue<>();
+    final List<String> endedReservations = new CopyOnWriteArrayList<>();
+    volatile String snapshotUnavailable;
+
+    @Override
+    public Subscription subscribe(SubscriberContext context) {
+        FakeSubscription s = new FakeSubscription(context);
+        subscriptions.add(s);
+        return s;
+    }
+
+    FakeSubscription nextSubscription() throws InterruptedException {
+        FakeSubscription s = subscriptions.poll(10, TimeUnit.SECONDS);
+        if (s == null) {
+            throw new AssertionError("no subscription");
+        }
+        return s;
+    }
+
+    SnapshotReservation nextReservation() throws InterruptedException {
+        SnapshotReservation r = reservations.poll(10, TimeUnit.SECONDS);
+        if (r == null) {
+            throw new AssertionError("no reservation");
+        }
+        return r;
+    }
+
+    @Override
+    public ChangeLogState getChangeLogState() {
+        return new ChangeLogState("01", "01");
+    }
+
+    @Override
+    public void scheduleCleanup(String watermark) {
+    }
+
+    @Override
+    public void clearPendingCleanups() {
+    }
+
+    @Override
+    public void reserveSnapshot(String taskID, SnapshotReservation reservation) throws SnapshotUnavailableException {
+        String unavailable = snapshotUnavailable;
+        if (unavailable != null) {
+            throw new SnapshotUnavailableException(unavailable);
+        }
+        reservations.add(reservation);
+    }
+
+    @Override
+    public void endReservation(String taskID) {
+        endedReservations.add(taskID);
+    }
+
+    /** A subscription fed by the test. */
+    static final class FakeSubscription implements Subscription {
+        private static final FakeMessage END = new FakeMessage("<end>");
+
+        final SubscriberContext context;
+        private final BlockingQueue<FakeMessage> queue = new LinkedBlockingQueue<>();
+        private final CountDownLatch closed = new CountDownLatch(1);
+        private volatile Throwable failure;
+        private volatile boolean ended;
+
+        FakeSubscription(SubscriberContext context) {
+            this.context = context;
+        }
+
+        FakeMessage push(String json) {
+            FakeMessage m = new FakeMessage(json);
+            queue.add(m);
+            return m;
+        }
+
+        /** The streamer ends the subscription normally. */
+        void end() {
+            queue.add(END);
+        }
+
+        void fail(Throwable cause) {
+            failure = cause;
+            queue.add(END);
+        }
+
+        boolean awaitClosed() throws InterruptedException {
+            return closed.await(10, TimeUnit.SECONDS);
+        }
+
+        boolean isClosed() {
+            return closed.getCount() == 0;
+        }
+
+        @Override
+        public SubscriptionMessage take() throws InterruptedException {
+            if (ended) {
+                return null;
+            }
+            FakeMessage m = queue.take();
+            if (m == END) {
+                ended = true;
+                return null;
+            }
+            return m;
+        }
+
+        @Override
+        public Optional<Throwable> failure() {
+            return Optional.ofNullable(failure);
+        }
+
+        @Override
+        public void close() {
+            closed.countDown();
+            queue.add(END);
+        }
+    }
+
+    /** A message whose consumption the test can await. */
+    static final class FakeMessage implements SubscriptionMessage {
+        private final String json;
+        private final CountDownLatch consumed = new CountDownLatch(1);
+
+        FakeMessage(String json) {
+            this.json = json;
+        }
+
+        @Override
+        public String json() {
+            return json;
+        }
+
+        @Override
+        public void consumed() {
+            consumed.countDown();
+        }
+
+        boolean isConsumed() {
+            return consumed.getCount() == 0;
+        }
+
+        boolean awaitConsumed() throws InterruptedException {
+            return consumed.await(10, TimeUnit.SECONDS);
+        }
+    }
+}
