@@ -1,5 +1,11 @@
 package org.zrm.changestreamer.http.internal;
 
+import jakarta.servlet.ServletConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+
 import org.eclipse.jetty.ee10.websocket.server.JettyWebSocketServlet;
 import org.eclipse.jetty.ee10.websocket.server.JettyWebSocketServletFactory;
 
@@ -21,6 +27,39 @@ class ReplicationServlet extends JettyWebSocketServlet {
 
     final ReplicationEndpoint endpoint() {
         return endpoint;
+    }
+
+    // Jetty's WebSocket servlet finds its context handler through the servlet context, or, for a
+    // context it does not recognise (the HTTP Whiteboard wraps it), through the context of the
+    // current thread. The whiteboard may call init() on a framework thread, outside any Jetty
+    // scope, where that lookup fails; so Jetty's init is deferred to the first request, which
+    // Jetty always dispatches inside the context's scope. Guarded by "this".
+    private transient ServletConfig pendingConfig;
+    private transient volatile boolean initialized;
+
+    @Override
+    public void init(ServletConfig config) throws ServletException {
+        synchronized (this) {
+            pendingConfig = config;
+            initialized = false;
+        }
+    }
+
+    @Override
+    protected void service(HttpServletRequest request, HttpServletResponse response)
+            throws ServletException, IOException {
+        if (!initialized) {
+            synchronized (this) {
+                if (!initialized) {
+                    if (pendingConfig == null) {
+                        throw new ServletException("replication servlet used before init()");
+                    }
+                    super.init(pendingConfig);
+                    initialized = true;
+                }
+            }
+        }
+        super.service(request, response);
     }
 
     @Override
