@@ -41,7 +41,11 @@ import org.zrm.status.StatusContributor;
  *
  * <p>Change sources are tracked dynamically and greedily (any number may be registered; the one of
  * the configured type is used), so a replaced source bundle is picked up without restarting the
- * streamer: the broken stream backs off and the loop initialises the new source.
+ * streamer: removing the active source ends its stream (an open transaction is rolled back), and
+ * the loop initialises the replacement and resumes from the change log's last stored watermark.
+ *
+ * <p>Invalid configuration values fail activation with an {@link IllegalArgumentException} naming
+ * the property; nothing is started then.
  */
 @Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class},
         configurationPid = ChangeStreamerComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
@@ -56,10 +60,20 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final ChangeStreamerService service;
     private final StreamerMetrics metrics;
 
+    /**
+     * @throws IllegalArgumentException if a configuration value is invalid (the message names the
+     *     property); activation fails and nothing is started
+     */
     @Activate
     public ChangeStreamerComponent(ChangeStreamerConfig config, @Reference StorerFactory storerFactory) {
-        this.sourceType = config.changesource_type();
-        StreamerSettings settings = settings(config);
+        StreamerSettings settings;
+        try {
+            settings = settings(config);
+        } catch (IllegalArgumentException e) {
+            LOG.error("change-streamer: invalid configuration of {}: {}", PID, e.getMessage());
+            throw new IllegalArgumentException("invalid configuration of " + PID + ": " + e.getMessage(), e);
+        }
+        this.sourceType = config.changesource_type().strip();
         this.service = new ChangeStreamerService(settings, storerFactory, sources, null);
         this.metrics = new StreamerMetrics(service);
         LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
@@ -67,7 +81,15 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         service.start();
     }
 
+    /**
+     * Converts and validates the configuration.
+     *
+     * @throws IllegalArgumentException naming the property whose value is invalid
+     */
     static StreamerSettings settings(ChangeStreamerConfig c) {
+        if (c.changesource_type() == null || c.changesource_type().isBlank()) {
+            throw new IllegalArgumentException("changesource.type must not be empty");
+        }
         String task = c.task_id() == null || c.task_id().isBlank() ? UUID.randomUUID().toString() : c.task_id().strip();
         String address = c.changeStreamer_address() == null || c.changeStreamer_address().isBlank()
                 ? hostname() + ":4849" : c.changeStreamer_address().strip();
@@ -76,8 +98,18 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             throw new IllegalArgumentException("changeStreamer.protocol must be ws or wss: " + protocol);
         }
         String ownerAddress = protocol.equals("ws") ? address : protocol + "://" + address;
+        if (c.changeStreamer_subscriberMaxBufferedBytes() < StreamerSettings.MIN_SUBSCRIBER_MAX_BUFFERED_BYTES) {
+            throw new IllegalArgumentException("changeStreamer.subscriberMaxBufferedBytes must be at least "
+                    + StreamerSettings.MIN_SUBSCRIBER_MAX_BUFFERED_BYTES + ": " + c.changeStreamer_subscriberMaxBufferedBytes());
+        }
+        if (Double.isNaN(c.changeStreamer_flowControlConsensusPaddingSeconds())
+                || Double.isInfinite(c.changeStreamer_flowControlConsensusPaddingSeconds())) {
+            throw new IllegalArgumentException("changeStreamer.flowControlConsensusPaddingSeconds must be a finite number: "
+                    + c.changeStreamer_flowControlConsensusPaddingSeconds());
+        }
         return StreamerSettings.defaults(task, ownerAddress)
                 .withAutoReset(c.autoReset())
+                .withCatchupThreads(c.changeStreamer_catchupThreads())
                 .withStartupDelay(Duration.ofMillis(c.changeStreamer_startupDelayMs()))
                 .withSubscriberMaxBufferedBytes(c.changeStreamer_subscriberMaxBufferedBytes())
                 .withFlowControl(c.changeStreamer_flowControlConsensusPaddingSeconds(),
@@ -96,12 +128,22 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             policyOption = ReferencePolicyOption.GREEDY)
     void addSource(ChangeSource source, Map<String, Object> props) {
         if (sourceType.equals(props.get(ChangeSource.TYPE))) {
-            sources.set(source);
+            ChangeSource previous = sources.set(source);
+            if (previous != null && previous != source) {
+                // Two sources of one type is a deployment mistake; the newest wins, the old stream
+                // ends at its next failure or removal.
+                LOG.warn("change-streamer: a second change source of type {} was registered; using the newest", sourceType);
+            }
         }
     }
 
     void removeSource(ChangeSource source) {
         sources.clear(source);
+        service.sourceRemoved(source);
+    }
+
+    ChangeStreamerService service() {
+        return service;
     }
 
     @Deactivate
@@ -160,11 +202,14 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         private final Condition changed = lock.newCondition();
         private ChangeSource current;
 
-        void set(ChangeSource s) {
+        /** @return the source it replaced, or {@code null} */
+        ChangeSource set(ChangeSource s) {
             lock.lock();
             try {
+                ChangeSource previous = current;
                 current = s;
                 changed.signalAll();
+                return previous;
             } finally {
                 lock.unlock();
             }

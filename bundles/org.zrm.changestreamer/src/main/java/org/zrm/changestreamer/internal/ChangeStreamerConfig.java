@@ -26,8 +26,10 @@ public @interface ChangeStreamerConfig {
     String changesource_type() default "pg";
 
     @AttributeDefinition(name = "Auto reset",
-            description = "Re-sync the replica automatically when it cannot continue its lineage (ZERO_AUTO_RESET)")
-    boolean autoReset() default false;
+            description = "Re-sync the replica automatically, in process, when it cannot continue its lineage (a"
+                    + " reset-required message from the source, a backup behind the change log, a lost replication slot);"
+                    + " when off, such a node stops with an error (ZERO_AUTO_RESET, default true)")
+    boolean autoReset() default true;
 
     @AttributeDefinition(name = "Owner address", required = false,
             description = "host:port subscribers use to reach this streamer, published in replicationState.ownerAddress"
@@ -48,9 +50,10 @@ public @interface ChangeStreamerConfig {
                     + " negative = wait for all (ZERO_CHANGE_STREAMER_FLOW_CONTROL_CONSENSUS_PADDING_SECONDS)")
     double changeStreamer_flowControlConsensusPaddingSeconds() default 1;
 
-    @AttributeDefinition(name = "Subscriber buffer bound (bytes)", min = "1",
+    @AttributeDefinition(name = "Subscriber buffer bound (bytes)", min = "131072",
             description = "Unconsumed bytes one subscriber may hold; beyond it the subscriber is disconnected (it"
-                    + " reconnects and catches up from the change log) so that it cannot exhaust the heap")
+                    + " reconnects and catches up from the change log) so that it cannot exhaust the heap. At least"
+                    + " 131072 (twice the 64 KiB flow-control flush threshold)")
     long changeStreamer_subscriberMaxBufferedBytes() default StreamerSettings.DEFAULT_SUBSCRIBER_MAX_BUFFERED_BYTES;
 
     @AttributeDefinition(name = "Catch-up threads", min = "1",

@@ -84,13 +84,32 @@ import org.zrm.protocol.subscriber.StreamerStatus;
  * and restarts from the change log's last stored watermark. Ownership loss, a malformed stream,
  * non-retryable source errors and a missing change-log table (42P01) stop the streamer. Stopping
  * also rolls back an open transaction explicitly (BUG H6 fixed).
+ *
+ * <h2>Auto-reset (spec §3.14)</h2>
+ * Upstream exits the process when the replica must be re-synced (a {@code reset-required} control
+ * message with auto-reset on, a backup-mode subscriber behind the log, or an
+ * {@link AutoResetException} from the source) and relies on the orchestrator to restart it into a
+ * re-sync. A bundle cannot restart its JVM, so with {@code autoReset} the streamer re-syncs in
+ * process instead: it ends the stream (rolling back an open transaction), fails every subscription
+ * with a retryable failure, calls {@link ChangeSource#initialize(boolean) initialize(true)} and
+ * {@link ChangeLog#ensureReplicationConfig} (which resets the log to the new replica version),
+ * takes ownership again and resumes streaming. A second reset signal during that re-sync stops the
+ * streamer, as upstream's second {@code AutoResetSignal} is fatal. Without {@code autoReset} a
+ * backup behind the log or a source {@link AutoResetException} stops the streamer with a prominent
+ * error; a {@code reset-required} control message only marks the log and streaming continues,
+ * exactly as upstream.
+ *
+ * <h2>Source removal</h2>
+ * {@link #sourceRemoved} ends a stream on a change source that is going away (an open transaction
+ * is rolled back, nothing partial is stored); the loop then waits for a replacement and resumes
+ * from the change log's last stored watermark.
  */
 public final class ChangeStreamerService implements ChangeStreamer {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangeStreamerService.class);
 
     /** Life-cycle states reported in the status section. */
-    enum State { STARTING, STREAMING, BACKOFF, STOPPED }
+    enum State { STARTING, STREAMING, BACKOFF, RESETTING, STOPPED }
 
     /** Supplies the current change source; may change over time (dynamic OSGi reference). */
     interface SourceProvider {
@@ -126,6 +145,10 @@ public final class ChangeStreamerService implements ChangeStreamer {
     private volatile ChangeSource currentSource;
     private volatile Throwable stopCause;
     private volatile ChangeLogException storerFailure;
+    /** Set (from any thread) when the replica must be re-synced; consumed by the stream loop. */
+    private volatile ResetRequiredException pendingReset;
+    /** Set when the source of the current stream was unregistered; consumed by the stream loop. */
+    private volatile boolean sourceGone;
 
     // Status, written by the loop and storer threads.
     private volatile State state = State.STARTING;
@@ -138,6 +161,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
     private final AtomicLong transactions = new AtomicLong();
     private final AtomicLong changes = new AtomicLong();
     private final AtomicLong restarts = new AtomicLong();
+    private final AtomicLong resets = new AtomicLong();
     private final AtomicLong subscriptions = new AtomicLong();
     private final AtomicLong droppedSubscribers = new AtomicLong();
 
@@ -299,6 +323,29 @@ public final class ChangeStreamerService implements ChangeStreamer {
         reservations.end(taskID);
     }
 
+    /**
+     * Tells the streamer that {@code source} is being unregistered. If the current stream comes
+     * from it, the stream ends (an open transaction is rolled back) and the loop waits for a
+     * replacement; the removed source is not {@link ChangeSource#stop() stopped} by the streamer,
+     * its own bundle does that.
+     *
+     * @param source the source going away
+     */
+    void sourceRemoved(ChangeSource source) {
+        if (source == null || source != currentSource) {
+            return;
+        }
+        LOG.info("change-streamer: change source removed at stored watermark {}; ending the stream and waiting for"
+                + " a replacement", lastStoredWatermark);
+        sourceGone = true;
+        currentSource = null;
+        ChangeStream s = currentStream;
+        if (s != null) {
+            s.close();
+        }
+        forwarder.releaseBroadcast();
+    }
+
     // ------------------------------------------------------------------ life cycle
 
     /**
@@ -401,7 +448,8 @@ public final class ChangeStreamerService implements ChangeStreamer {
                     if (!settings.autoReset() || resetReplica) {
                         throw e;
                     }
-                    LOG.warn("change-streamer: replica must be re-synced ({}); resetting (autoReset)", e.getMessage());
+                    LOG.warn("change-streamer: replica must be re-synced ({}); re-initializing the source with a"
+                            + " replica reset (autoReset)", e.getMessage());
                     if (purgeLock != null) {
                         purgeLock.close(); // would deadlock against the reset's TRUNCATE
                     }
@@ -409,7 +457,16 @@ public final class ChangeStreamerService implements ChangeStreamer {
                     continue;
                 }
                 currentSource = source;
+                sourceGone = false;
+                String previous = replicaVersion;
                 replicaVersion = s.replicaVersion();
+                if (previous != null && !previous.equals(s.replicaVersion())) {
+                    int n = failSubscribers(new ResetRequiredException("replica version changed from " + previous
+                            + " to " + s.replicaVersion() + "; reconnect"));
+                    purger.clear();
+                    LOG.warn("change-streamer: replica version changed from {} to {}; ended {} subscription(s)",
+                            previous, s.replicaVersion(), n);
+                }
                 startLagReporter(source);
                 LOG.info("change-streamer: initialized; replica version {} at {}, publications {}", s.replicaVersion(),
                         s.watermark(), s.publications());
@@ -480,6 +537,16 @@ public final class ChangeStreamerService implements ChangeStreamer {
             if (!running) {
                 return;
             }
+            if (error != null && requiresReset(error)) {
+                if (!settings.autoReset()) {
+                    LOG.error("change-streamer: !!! the replica must be re-synced ({}) but autoReset is disabled;"
+                            + " stopping. Enable autoReset or re-sync the replica manually !!!", describe(error));
+                    throw asException(error);
+                }
+                autoReset(error);
+                backoff.reset();
+                continue;
+            }
             if (error != null && isFatal(error)) {
                 throw asException(error);
             }
@@ -488,6 +555,74 @@ public final class ChangeStreamerService implements ChangeStreamer {
             state = State.BACKOFF;
             backoff.pause("streaming", error);
         }
+    }
+
+    /** The replica cannot continue its lineage: a re-sync is needed (auto-reset) or the streamer stops. */
+    static boolean requiresReset(Throwable t) {
+        return t instanceof ResetRequiredException || t instanceof AutoResetException;
+    }
+
+    /**
+     * In-process re-sync (see the class comment). The stream has already ended and its storer is
+     * stopped. Failures of the re-sync itself follow {@link #initialize}: retryable ones back off,
+     * a second reset signal or a fatal error stops the streamer.
+     */
+    private void autoReset(Throwable cause) throws Exception {
+        long n = resets.incrementAndGet();
+        state = State.RESETTING;
+        lastError = describe(cause);
+        String oldVersion = replicaVersion;
+        LOG.warn("change-streamer: auto-reset #{} step 1/4: replica {} must be re-synced ({}); stream ended at stored"
+                + " watermark {}", n, oldVersion, describe(cause), lastStoredWatermark);
+        // Subscribers arriving during the re-sync are checked against the new version when they register.
+        replicaVersion = null;
+        int failed = failSubscribers(new ResetRequiredException("replica " + oldVersion
+                + " is being re-synced (auto-reset); reconnect"));
+        purger.clear(); // scheduled watermarks belong to the old lineage
+        LOG.warn("change-streamer: auto-reset #{} step 2/4: ended {} subscription(s) for reconnection; re-syncing the"
+                + " replica", n, failed);
+        SubscriptionState s = initialize(true, null);
+        LOG.warn("change-streamer: auto-reset #{} step 3/4: replica re-synced to version {} at {}; change log"
+                + " reconfigured", n, s.replicaVersion(), s.watermark());
+        assumeOwnership();
+        // A catch-up still running for a subscriber of the old lineage may have asked for another
+        // reset meanwhile; that request is answered by this one.
+        pendingReset = null;
+        LOG.warn("change-streamer: auto-reset #{} step 4/4: task {} owns the change log again; resuming streaming", n,
+                settings.taskID());
+    }
+
+    /** Fails every connected and queued subscription (no error frame: clients reconnect). */
+    private int failSubscribers(Throwable cause) {
+        int n = 0;
+        Subscriber sub;
+        while ((sub = pendingRegistrations.poll()) != null) {
+            sub.fail(cause);
+            n++;
+        }
+        for (Subscriber s : forwarder.subscribers()) {
+            s.fail(cause);
+            forwarder.remove(s);
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Asks the stream loop to re-sync (auto-reset) or, without auto-reset, to stop; callable from
+     * any thread.
+     */
+    private void requestReset(ResetRequiredException reset) {
+        if (!settings.autoReset()) {
+            requestStop(reset);
+            return;
+        }
+        pendingReset = reset;
+        ChangeStream s = currentStream;
+        if (s != null) {
+            s.close();
+        }
+        forwarder.releaseBroadcast();
     }
 
     /** @return the error that ended the stream, or {@code null} if it ended because of a stop */
@@ -509,6 +644,9 @@ public final class ChangeStreamerService implements ChangeStreamer {
             if (!running) {
                 return null;
             }
+            if (source != currentSource) {
+                throw new SourceRemovedException(); // removed while the stream was being opened
+            }
             storerFailure = null;
             s = storerFactory.start(settings.taskID(), new Listener(stream), catchup);
             streamLock.lock();
@@ -527,7 +665,8 @@ public final class ChangeStreamerService implements ChangeStreamer {
                     params.backfillRequests().size());
             long unflushed = 0;
             String lastCommit = params.lastWatermark();
-            while (running) {
+            // A reset requested before this stream was published in currentStream could not close it.
+            while (running && pendingReset == null) {
                 ChangeStreamMessage msg = stream.take();
                 if (msg instanceof StatusMessage st) {
                     onStatus(s, st);
@@ -594,7 +733,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
                 }
             }
         } catch (ChangeStreamClosedException e) {
-            error = storerFailure != null ? storerFailure : running ? e : null;
+            error = storerFailure != null ? storerFailure : running ? (sourceGone ? new SourceRemovedException() : e) : null;
         } catch (ChangeLogException e) {
             error = storerFailure != null ? storerFailure : e;
         } catch (InterruptedException e) {
@@ -610,6 +749,13 @@ public final class ChangeStreamerService implements ChangeStreamer {
             }
             currentStream = null;
             endStream(s, openTx);
+        }
+        ResetRequiredException reset = pendingReset;
+        if (reset != null) {
+            pendingReset = null;
+            if (running) {
+                error = reset; // whatever the closed stream reported, the cause is the reset request
+            }
         }
         if (error != null && !(error instanceof InterruptedException)) {
             logStreamError(error);
@@ -667,22 +813,26 @@ public final class ChangeStreamerService implements ChangeStreamer {
         LOG.error("change-streamer: replication stream requires a reset: {}", message);
         changeLog.markResetRequired();
         if (settings.autoReset()) {
-            requestStop(new ResetRequiredException(message));
+            // Ends this stream (open transaction rolled back); the loop re-syncs in process.
+            throw new ResetRequiredException("reset required by replication stream: " + message);
         }
+        LOG.error("change-streamer: !!! reset required ({}) but autoReset is disabled; the change log is marked"
+                + " reset-required and streaming continues. Re-sync the replica manually !!!", message);
     }
 
     /** A backup-mode subscriber's watermark was purged: its replica (the backup) must be re-synced. */
     private void backupBehind(Subscriber sub, WatermarkTooOldException e) {
         ResetRequiredException reset = new ResetRequiredException("backup replica at watermark "
                 + e.requested() + " is behind change db: " + e.earliest() + ")");
-        LOG.error("change-streamer: {}; marking the change log reset-required and stopping", reset.getMessage());
+        LOG.error("change-streamer: {}; marking the change log reset-required and {}", reset.getMessage(),
+                settings.autoReset() ? "re-syncing (autoReset)" : "stopping (autoReset disabled)");
         try {
             changeLog.markResetRequired();
         } catch (ChangeLogException ex) {
             LOG.error("change-streamer: could not mark the change log reset-required: {}", ex.getMessage(), ex);
         }
-        requestStop(reset);
         sub.fail(reset);
+        requestReset(reset);
     }
 
     private void shutdown() {
@@ -690,7 +840,11 @@ public final class ChangeStreamerService implements ChangeStreamer {
         stopSignal.countDown();
         state = State.STOPPED;
         Throwable cause = stopCause;
-        if (cause != null) {
+        if (cause != null && isMissingChangeLog(cause)) {
+            // Upstream treats this as an abort and exits cleanly: another node reset or dropped the log.
+            lastError = describe(cause);
+            LOG.warn("change-streamer: stopped: the change log is gone: {}", describe(cause));
+        } else if (cause != null) {
             lastError = describe(cause);
             LOG.error("change-streamer: stopped: {}", describe(cause));
         } else {
@@ -727,9 +881,14 @@ public final class ChangeStreamerService implements ChangeStreamer {
         if (t instanceof ChangeSourceException e && !e.isRetryable()) {
             return true;
         }
+        return isMissingChangeLog(t);
+    }
+
+    /** PG 42P01 anywhere in the chain: the change-log schema is gone (dropped or reset by another node). */
+    static boolean isMissingChangeLog(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (c instanceof SQLException sql && "42P01".equals(sql.getSQLState())) {
-                return true; // the change-log schema is gone (dropped or reset by another node)
+                return true;
             }
         }
         return false;
@@ -740,7 +899,14 @@ public final class ChangeStreamerService implements ChangeStreamer {
     }
 
     private void logStreamError(Throwable e) {
-        if (isFatal(e)) {
+        if (e instanceof SourceRemovedException) {
+            LOG.info("change-streamer: stream ended: {}", e.getMessage());
+        } else if (requiresReset(e)) {
+            LOG.warn("change-streamer: stream ended, replica must be re-synced: {}", describe(e));
+        } else if (isMissingChangeLog(e)) {
+            LOG.warn("change-streamer: stream ended, the change-log schema is gone (dropped or reset by another node):"
+                    + " {}", describe(e));
+        } else if (isFatal(e)) {
             LOG.error("change-streamer: stream ended: {}", describe(e));
         } else {
             LOG.warn("change-streamer: stream ended, restarting from the last stored watermark: {}", describe(e), e);
@@ -824,6 +990,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
         m.put("transactions", transactions.get());
         m.put("changes", changes.get());
         m.put("restarts", restarts.get());
+        m.put("resets", resets.get());
         Storer s = storerForStatus();
         Map<String, Object> st = new LinkedHashMap<>();
         st.put("queuedBytes", s == null ? 0L : s.queuedBytes());
@@ -896,6 +1063,14 @@ public final class ChangeStreamerService implements ChangeStreamer {
         return restarts.get();
     }
 
+    long resets() {
+        return resets.get();
+    }
+
+    String replicaVersion() {
+        return replicaVersion;
+    }
+
     long subscriptions() {
         return subscriptions.get();
     }
@@ -931,6 +1106,15 @@ public final class ChangeStreamerService implements ChangeStreamer {
             t.setDaemon(true);
             return t;
         };
+    }
+
+    /** The current stream's source was unregistered; retryable once a replacement appears. */
+    static final class SourceRemovedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        SourceRemovedException() {
+            super("change source removed; waiting for a replacement");
+        }
     }
 
     /** The change source broke the stream's ordering contract; retrying would not help. */

@@ -24,6 +24,8 @@ final class StreamerMetrics {
                 service.transactions());
         sink.counter("zrm_changestreamer_changes_total", "Data changes forwarded and stored", Map.of(), service.changes());
         sink.counter("zrm_changestreamer_restarts_total", "Stream restarts after an error", Map.of(), service.restarts());
+        sink.counter("zrm_changestreamer_resets_total", "In-process replica re-syncs (auto-reset)", Map.of(),
+                service.resets());
         sink.counter("zrm_changestreamer_subscriptions_total", "Subscriptions received", Map.of(), service.subscriptions());
         sink.counter("zrm_changestreamer_subscribers_dropped_total",
                 "Subscribers disconnected by the streamer (buffer bound, protocol error, failure)", Map.of(),

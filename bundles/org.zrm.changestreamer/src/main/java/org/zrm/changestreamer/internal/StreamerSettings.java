@@ -48,13 +48,19 @@ record StreamerSettings(String taskID, String ownerAddress, boolean autoReset,
             throw new IllegalArgumentException("changeStreamer.startupDelayMs must be >= 0: " + startupDelay.toMillis());
         }
         if (catchupThreads < 1) {
-            throw new IllegalArgumentException("catchupThreads must be >= 1");
+            throw new IllegalArgumentException("changeStreamer.catchupThreads must be >= 1: " + catchupThreads);
+        }
+        if (flushBytesThreshold < 1) {
+            throw new IllegalArgumentException("flushBytesThreshold must be >= 1: " + flushBytesThreshold);
         }
     }
 
-    /** Upstream's defaults, for the given identity. */
+    /** The smallest accepted {@code subscriberMaxBufferedBytes} with the default flush threshold. */
+    static final long MIN_SUBSCRIBER_MAX_BUFFERED_BYTES = 2L * FLUSH_BYTES_THRESHOLD;
+
+    /** Upstream's defaults (auto-reset on, as {@code ZERO_AUTO_RESET}), for the given identity. */
     static StreamerSettings defaults(String taskID, String ownerAddress) {
-        return new StreamerSettings(taskID, ownerAddress, false, 1, DEFAULT_SUBSCRIBER_MAX_BUFFERED_BYTES,
+        return new StreamerSettings(taskID, ownerAddress, true, 1, DEFAULT_SUBSCRIBER_MAX_BUFFERED_BYTES,
                 Duration.ofMillis(15_000), Duration.ofSeconds(30), Duration.ofSeconds(1), FLUSH_BYTES_THRESHOLD,
                 Duration.ofMillis(25), Duration.ofSeconds(10), 4);
     }
@@ -78,6 +84,12 @@ record StreamerSettings(String taskID, String ownerAddress, boolean autoReset,
     StreamerSettings withFlowControl(double paddingSeconds, int flushThreshold, Duration progress) {
         return new StreamerSettings(taskID, ownerAddress, autoReset, paddingSeconds, subscriberMaxBufferedBytes,
                 startupDelay, cleanupDelay, progress, flushThreshold, initialBackoff, maxBackoff, catchupThreads);
+    }
+
+    StreamerSettings withCatchupThreads(int v) {
+        return new StreamerSettings(taskID, ownerAddress, autoReset, flowControlConsensusPaddingSeconds,
+                subscriberMaxBufferedBytes, startupDelay, cleanupDelay, progressInterval, flushBytesThreshold,
+                initialBackoff, maxBackoff, v);
     }
 
     StreamerSettings withCleanupDelay(Duration v) {

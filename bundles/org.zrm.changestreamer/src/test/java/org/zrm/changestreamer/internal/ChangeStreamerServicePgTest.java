@@ -66,12 +66,27 @@ class ChangeStreamerServicePgTest {
         int shard = SHARDS.incrementAndGet();
         this.schema = "\"zoro_" + shard + "/cdc\"";
         this.log = new PgChangeLog(StorerSettings.of(db.uri(), "zoro", shard));
-        start(StreamerSettings.defaults("task-id", "change.streamer:12345").withStartupDelay(Duration.ZERO)
-                .withSubscriberMaxBufferedBytes(1 << 20));
+        start(DEFAULTS);
     }
 
+    /** Upstream's test options: auto-reset on, no start-up delay. */
+    static final StreamerSettings DEFAULTS = StreamerSettings.defaults("task-id", "change.streamer:12345")
+            .withStartupDelay(Duration.ZERO).withSubscriberMaxBufferedBytes(1 << 20);
+
     private void start(StreamerSettings settings) {
+        start(settings, src -> { });
+    }
+
+    /** Stops the running streamer and starts another one over the same change log. */
+    private void restart(StreamerSettings settings, java.util.function.Consumer<FakeChangeSource> beforeStart)
+            throws InterruptedException {
+        streamer.stop(Duration.ofSeconds(10));
+        start(settings, beforeStart);
+    }
+
+    private void start(StreamerSettings settings, java.util.function.Consumer<FakeChangeSource> beforeStart) {
         source = new FakeChangeSource(REPLICA_VERSION);
+        beforeStart.accept(source);
         timer = new ManualTimer();
         StorerFactory factory = new StorerFactory() {
             @Override
@@ -122,6 +137,12 @@ class ChangeStreamerServicePgTest {
             }
         }
         return out;
+    }
+
+    private void exec(String sql) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
     }
 
     private List<String> rows() throws Exception {
@@ -509,6 +530,222 @@ class ChangeStreamerServicePgTest {
             }
         } finally {
             drains.forEach(Drain::close);
+        }
+    }
+
+    // ------------------------------------------------------------------ ported from upstream (spec §8)
+
+    @Test
+    void retryOnInitialStreamFailure() throws Exception {
+        restart(DEFAULTS, src -> src.startFailures.add(new ChangeSourceException("error")));
+        assertEquals("01", source.startWatermarks.poll(10, TimeUnit.SECONDS));
+        assertEquals("01", source.startWatermarks.poll(10, TimeUnit.SECONDS), "retried");
+        source.push(tx("03", "a"));
+        expectAcks("03");
+        assertEquals(1, streamer.restarts());
+    }
+
+    @Test
+    void retryOnChangeStreamError() throws Exception {
+        awaitStreaming();
+        FakeChangeSource.FakeStream first = source.nextStream();
+        first.fail(new IllegalStateException("doh")); // not a ChangeSourceException: still retried
+        FakeChangeSource.FakeStream second = source.nextStream();
+        assertTrue(second != null && second != first, "a new stream was started");
+        for (var m : tx("03", "a")) {
+            second.items.add(m);
+        }
+        expectAcks("03");
+        assertEquals(1, streamer.restarts());
+    }
+
+    @Test
+    void retryOnUnexpectedStorageError() throws Exception {
+        awaitStreaming();
+        FakeChangeSource.FakeStream first = source.nextStream();
+        assertEquals("01", source.startWatermarks.poll(10, TimeUnit.SECONDS));
+        // Unexpected data: the store is not in the state the stream expects (PK conflict at (05,3)).
+        exec("INSERT INTO " + schema + ".\"changeLog\" (watermark, pos, change) VALUES ('05', 3, '{\"conflicting\":\"entry\"}')");
+        source.push(tx("05", "hello", "world"));
+        FakeChangeSource.FakeStream second = source.nextStream();
+        assertTrue(second != null && second != first, "the streamer started a new stream");
+        assertEquals("01", source.startWatermarks.poll(10, TimeUnit.SECONDS), "restarted at the last stored watermark");
+        assertEquals(List.of("01,0", "01,1", "05,3"),
+                query("SELECT watermark, pos FROM " + schema + ".\"changeLog\" ORDER BY watermark, pos"));
+        assertNull(source.acks.poll(100, TimeUnit.MILLISECONDS), "transaction 05 was not acked");
+        assertTrue(streamer.restarts() >= 1);
+    }
+
+    @Test
+    void shutdownIfCdcTableIsMissing() throws Exception {
+        expectCleanShutdownAfter("DROP TABLE " + schema + ".\"replicationState\"");
+    }
+
+    @Test
+    void shutdownIfCdcSchemaIsMissing() throws Exception {
+        expectCleanShutdownAfter("DROP SCHEMA " + schema + " CASCADE");
+    }
+
+    /** Upstream: 42P01 when restarting the stream is an abort; the service exits normally. */
+    private void expectCleanShutdownAfter(String dropSql) throws Exception {
+        awaitStreaming();
+        FakeChangeSource.FakeStream first = source.nextStream();
+        assertEquals("01", source.startWatermarks.poll(10, TimeUnit.SECONDS));
+        try (Drain d = new Drain(subscribe("myid", "01"))) {
+            assertEquals("status", tag(d.next()));
+            exec(dropSql);
+            first.fail(new ChangeSourceException("disconnected"));
+            assertTrue(streamer.awaitStopped(Duration.ofSeconds(10)));
+            assertEquals(ChangeStreamerService.State.STOPPED, streamer.state());
+            assertTrue(streamer.lastError().contains("does not exist"), streamer.lastError());
+            assertEquals(Drain.END, d.next(), "the subscription ended");
+            assertTrue(source.stopped);
+            assertNull(source.startWatermarks.poll(100, TimeUnit.MILLISECONDS), "no new stream after the first");
+        }
+        // The streamer did not re-create what another node dropped.
+        assertEquals(List.of(), query("SELECT 1 FROM pg_tables WHERE schemaname = '"
+                + schema.replace("\"", "") + "' AND tablename = 'replicationState'"));
+    }
+
+    @Test
+    void startingPoint() throws Exception {
+        assertEquals(REPLICA_VERSION, source.startWatermarks.poll(10, TimeUnit.SECONDS));
+        streamer.stop(Duration.ofSeconds(10));
+        exec("INSERT INTO " + schema + ".\"changeLog\" (watermark, pos, change) VALUES ('03', 0, '{\"tag\":\"begin\"}');"
+                + "INSERT INTO " + schema + ".\"changeLog\" (watermark, pos, change) VALUES ('04', 0, '{\"tag\":\"commit\"}');"
+                + "UPDATE " + schema + ".\"replicationState\" SET \"lastWatermark\" = '04'");
+        start(DEFAULTS);
+        assertEquals("04", source.startWatermarks.poll(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void initialPurgeLockReleased() throws Exception {
+        awaitStreaming(); // the log exists and holds the initial rows
+        // Wait for a serving subscriber (or an hour) before taking over, holding the purge lock meanwhile.
+        restart(DEFAULTS.withStartupDelay(Duration.ofHours(1)), src -> { });
+        // The lock is taken before the source is initialised.
+        assertEquals(Boolean.FALSE, source.initializations.poll(10, TimeUnit.SECONDS));
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            java.sql.SQLException e = org.junit.jupiter.api.Assertions.assertThrows(java.sql.SQLException.class,
+                    () -> s.execute("SELECT FROM " + schema + ".\"changeLog\" FOR UPDATE NOWAIT"));
+            assertEquals("55P03", e.getSQLState(), e.getMessage());
+            c.rollback();
+        }
+        assertNull(source.startWatermarks.poll(100, TimeUnit.MILLISECONDS), "not streaming before the start signal");
+        try (Drain d = new Drain(subscribe("serving", "01"))) {
+            assertEquals("01", source.startWatermarks.poll(10, TimeUnit.SECONDS));
+            try (Connection c = db.connect(); Statement s = c.createStatement()) {
+                c.setAutoCommit(false);
+                s.execute("SET LOCAL lock_timeout = '10s'");
+                s.execute("SELECT FROM " + schema + ".\"changeLog\" FOR UPDATE"); // released after ownership
+                c.rollback();
+            }
+            assertEquals(List.of("task-id"), query("SELECT owner FROM " + schema + ".\"replicationState\""));
+        }
+    }
+
+    @Test
+    void ownershipTakeoverBeforeTxBegins() throws Exception {
+        awaitStreaming();
+        source.push(tx("0d", "hello"));
+        expectAcks("0d");
+        exec("UPDATE " + schema + ".\"replicationState\" SET \"owner\" = 'other-task', \"ownerAddress\" = 'change.streamer3:7645'");
+        // The storer reads the new owner at 'begin' and fails the transaction at commit.
+        source.push(tx("0f", "world"));
+        assertTrue(streamer.awaitStopped(Duration.ofSeconds(10)));
+        assertEquals(ChangeStreamerService.State.STOPPED, streamer.state());
+        assertTrue(streamer.lastError().contains("changeLog ownership has been assumed by other-task"), streamer.lastError());
+        assertEquals(List.of("01,begin", "01,commit", "0d,begin", "0d,insert", "0d,commit"), rows());
+        assertEquals(List.of("1,other-task,change.streamer3:7645,0d"), query(
+                "SELECT lock, owner, \"ownerAddress\", \"lastWatermark\" FROM " + schema + ".\"replicationState\""));
+        assertNull(source.acks.poll(100, TimeUnit.MILLISECONDS), "0f was not acked");
+    }
+
+    @Test
+    void ownershipTakeoverNotPossibleDuringTx() throws Exception {
+        awaitStreaming();
+        source.push(begin("0d"), insert("hello"));
+        // The storer locks the ownership row asynchronously when it dequeues 'begin'. Only Postgres
+        // can observe that lock, so this polls it with a bounded retry.
+        String lockState = null;
+        for (int i = 0; i < 400 && !"55P03".equals(lockState); i++) {
+            try (Connection c = db.connect(); Statement s = c.createStatement()) {
+                c.setAutoCommit(false);
+                s.execute("SELECT owner FROM " + schema + ".\"replicationState\" FOR UPDATE NOWAIT");
+                c.rollback();
+                lockState = "free";
+                Thread.sleep(25);
+            } catch (java.sql.SQLException e) {
+                lockState = e.getSQLState();
+            }
+        }
+        assertEquals("55P03", lockState, "could not obtain lock on row in relation \"replicationState\"");
+        source.push(commit("0d"));
+        expectAcks("0d");
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET LOCAL lock_timeout = '10s'");
+            try (ResultSet rs = s.executeQuery("SELECT owner FROM " + schema + ".\"replicationState\" FOR UPDATE")) {
+                assertTrue(rs.next());
+                assertEquals("task-id", rs.getString(1));
+            }
+            c.rollback();
+        }
+    }
+
+    /** Without auto-reset, upstream only marks the log and keeps streaming. */
+    @Test
+    void resetRequired() throws Exception {
+        restart(DEFAULTS.withAutoReset(false), src -> { });
+        awaitStreaming();
+        source.push(Msgs.resetRequired("publication changed"));
+        source.push(tx("03", "a"));
+        expectAcks("03");
+        assertEquals(ChangeStreamerService.State.STREAMING, streamer.state());
+        assertEquals(0, streamer.resets());
+        org.junit.jupiter.api.Assertions.assertThrows(org.zrm.changelog.ResetRequiredException.class,
+                () -> log.ensureReplicationConfig(source.state, true));
+        log.ensureReplicationConfig(source.state, false); // without auto-reset: a prominent error only
+    }
+
+    @Test
+    void resetRequiredIfBackupIsBehind() throws Exception {
+        restart(DEFAULTS.withAutoReset(false), src -> { });
+        awaitStreaming();
+        exec("INSERT INTO " + schema + ".\"changeLog\" (watermark, pos, change) VALUES ('03', 0, '{\"tag\":\"begin\"}');"
+                + "UPDATE " + schema + ".\"replicationState\" SET \"lastWatermark\" = '03'");
+        Subscription backup = subscribe("backup-id", "02", ReplicatorMode.BACKUP, REPLICA_VERSION, ChangeStreamer.PROTOCOL_VERSION);
+        assertTrue(streamer.awaitStopped(Duration.ofSeconds(10)));
+        assertTrue(streamer.lastError().contains("backup replica at watermark 02 is behind change db: 03)"),
+                streamer.lastError());
+        assertTrue(backup.failure().isPresent());
+        org.junit.jupiter.api.Assertions.assertThrows(org.zrm.changelog.ResetRequiredException.class,
+                () -> log.ensureReplicationConfig(source.state, true));
+    }
+
+    @Test
+    void shutdownOnAbortError() throws Exception {
+        awaitStreaming();
+        source.nextStream().fail(new org.zrm.changesource.ChangeSourceAbortedException("aborted"));
+        assertTrue(streamer.awaitStopped(Duration.ofSeconds(10)));
+        assertEquals(ChangeStreamerService.State.STOPPED, streamer.state());
+        assertEquals(0, streamer.restarts());
+        assertTrue(source.stopped);
+    }
+
+    @Test
+    void transactionAbortedOnUnexpectedTermination() throws Exception {
+        awaitStreaming();
+        FakeChangeSource.FakeStream first = source.nextStream();
+        try (Drain d = new Drain(subscribe("myid1", "01"))) {
+            assertEquals("status", tag(d.next()));
+            source.push(begin("05"), insert("hello"));
+            first.end();
+            assertEquals(List.of("begin", "insert", "rollback"),
+                    d.next(3).stream().map(ChangeStreamerServicePgTest::tag).toList());
+            assertNull(d.poll(100), "no more messages");
+            assertEquals(List.of("01,begin", "01,commit"), rows());
         }
     }
 }

@@ -19,7 +19,13 @@ import org.zrm.protocol.ChangeStreamMessage;
 /** An in-memory change source: tests push messages (or failures) into the current stream. */
 final class FakeChangeSource implements ChangeSource, ChangeStreamerService.SourceProvider {
 
-    final SubscriptionState state;
+    volatile SubscriptionState state;
+    /** The {@code resetReplica} argument of every initialize call. */
+    final BlockingQueue<Boolean> initializations = new LinkedBlockingQueue<>();
+    /** Replica versions that successive {@code initialize(true)} calls re-sync to; empty = keep the version. */
+    final BlockingQueue<String> resetVersions = new LinkedBlockingQueue<>();
+    /** Failures thrown by the next startStream calls, one each. */
+    final BlockingQueue<Exception> startFailures = new LinkedBlockingQueue<>();
     final BlockingQueue<String> startWatermarks = new LinkedBlockingQueue<>();
     final BlockingQueue<FakeStream> streams = new LinkedBlockingQueue<>();
     final BlockingQueue<ChangeSourceUpstream> acks = new LinkedBlockingQueue<>();
@@ -37,6 +43,11 @@ final class FakeChangeSource implements ChangeSource, ChangeStreamerService.Sour
 
     @Override
     public SubscriptionState initialize(boolean resetReplica) {
+        initializations.add(resetReplica);
+        String v = resetReplica ? resetVersions.poll() : null;
+        if (v != null) {
+            state = new SubscriptionState(v, state.publications(), v);
+        }
         return state;
     }
 
@@ -46,7 +57,16 @@ final class FakeChangeSource implements ChangeSource, ChangeStreamerService.Sour
     }
 
     @Override
-    public ChangeStream startStream(String afterWatermark, List<BackfillRequest> backfillRequests) {
+    public ChangeStream startStream(String afterWatermark, List<BackfillRequest> backfillRequests)
+            throws ChangeSourceException {
+        Exception failure = startFailures.poll();
+        if (failure != null) {
+            startWatermarks.add(afterWatermark);
+            if (failure instanceof ChangeSourceException e) {
+                throw e;
+            }
+            throw (RuntimeException) failure;
+        }
         FakeStream s = new FakeStream();
         current = s;
         startWatermarks.add(afterWatermark);
@@ -87,8 +107,14 @@ final class FakeChangeSource implements ChangeSource, ChangeStreamerService.Sour
         final BlockingQueue<Object> items = new LinkedBlockingQueue<>();
         volatile boolean closed;
 
-        void fail(ChangeSourceException e) {
+        /** Makes take() throw {@code e} (a ChangeSourceException or a RuntimeException). */
+        void fail(Exception e) {
             items.add(e);
+        }
+
+        /** Ends the stream as a closed connection does. */
+        void end() {
+            items.add(new ChangeStreamClosedException("stream ended"));
         }
 
         @Override
@@ -99,6 +125,9 @@ final class FakeChangeSource implements ChangeSource, ChangeStreamerService.Sour
                 }
                 Object o = items.poll(20, TimeUnit.MILLISECONDS);
                 if (o instanceof ChangeSourceException e) {
+                    throw e;
+                }
+                if (o instanceof RuntimeException e) {
                     throw e;
                 }
                 if (o != null) {

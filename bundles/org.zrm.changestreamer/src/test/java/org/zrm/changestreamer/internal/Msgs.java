@@ -50,6 +50,10 @@ final class Msgs {
         return new StatusMessage(new DownstreamStatus(ack, null, Passthrough.NONE), w);
     }
 
+    static ChangeStreamMessage resetRequired(String message) {
+        return new ChangeStreamMessage.ControlMessage(new org.zrm.protocol.ResetRequired(message, null, Passthrough.NONE));
+    }
+
     static ChangeStreamMessage[] tx(String w, Object... ids) {
         ChangeStreamMessage[] out = new ChangeStreamMessage[ids.length + 2];
         out[0] = begin(w);

@@ -1,0 +1,44 @@
+package org.zrm.replicator.internal;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Configuration of PID {@code org.zrm.replicator}; names follow zero-cache's options. */
+@ObjectClassDefinition(name = "ZRM backup replicator",
+        description = "Keeps the SQLite replica file up to date from a protocol-v6 change streamer (backup mode).")
+@interface ReplicatorConfig {
+
+    @AttributeDefinition(name = "replica.file", description = "SQLite replica file, ZERO_REPLICA_FILE; created by the"
+            + " change source's initial sync, which the replicator waits for.")
+    String replica_file() default "zero.db";
+
+    @AttributeDefinition(name = "changeStreamer.uri", required = false,
+            description = "Empty: subscribe to this runtime's ChangeStreamer service. Otherwise the ws:// (or http://)"
+                    + " base URI of a protocol-v6 change streamer, ZERO_CHANGE_STREAMER_URI.")
+    String changeStreamer_uri() default "";
+
+    @AttributeDefinition(name = "task.id", required = false,
+            description = "Task id sent as taskID, ZERO_TASK_ID; empty = a random id per activation.")
+    String task_id() default "";
+
+    @AttributeDefinition(name = "replica.walAutocheckpoint", min = "0",
+            description = "PRAGMA wal_autocheckpoint of the writer, in pages: 0 when litestream owns checkpoints"
+                    + " (zero-cache's backup mode), otherwise SQLite's default 1000 keeps the WAL bounded.")
+    int replica_walAutocheckpoint() default 1000;
+
+    @AttributeDefinition(name = "replicator.retryInitialMs", min = "1",
+            description = "First delay before resubscribing after a failure (and between checks for the replica file);"
+                    + " doubled per attempt.")
+    long replicator_retryInitialMs() default 1000;
+
+    @AttributeDefinition(name = "replicator.retryMaxMs", min = "1", description = "Largest delay between attempts.")
+    long replicator_retryMaxMs() default 30_000;
+
+    @AttributeDefinition(name = "changeStreamer.connectTimeoutMs", min = "1",
+            description = "Timeout of the WebSocket handshake with a remote change streamer.")
+    long changeStreamer_connectTimeoutMs() default 10_000;
+
+    @AttributeDefinition(name = "changeStreamer.maxMessageBytes", min = "1024",
+            description = "Largest message accepted from a remote change streamer (zero-cache's server accepts 100 MiB).")
+    int changeStreamer_maxMessageBytes() default 100 << 20;
+}

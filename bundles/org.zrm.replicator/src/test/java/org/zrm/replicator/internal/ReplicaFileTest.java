@@ -1,0 +1,80 @@
+package org.zrm.replicator.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReplicaFileTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aMissingOrIncompleteReplicaIsNotReadyAndIsNotCreated() throws Exception {
+        Path file = dir.resolve("zero.db");
+        ReplicaFile replica = new ReplicaFile(file, 1000);
+        assertEquals(Optional.empty(), replica.readIfReady());
+        assertFalse(Files.exists(file));
+
+        TestReplica.create(file, "01");
+        try (Connection c = TestReplica.open(file); Statement st = c.createStatement()) {
+            st.execute("DELETE FROM \"_zero.versionHistory\""); // as during an initial sync
+        }
+        assertEquals(Optional.empty(), replica.readIfReady());
+
+        TestReplica.create(file, "02");
+        assertEquals(Optional.of(new ReplicaState("02", "02")), replica.readIfReady());
+    }
+
+    @Test
+    void aFileThatIsNotADatabaseIsAClearError() throws Exception {
+        Path file = dir.resolve("zero.db");
+        Files.writeString(file, "this is not a database, just some text that is long enough to fill a header ....");
+        assertThrows(java.sql.SQLException.class, () -> new ReplicaFile(file, 1000).readIfReady());
+    }
+
+    @Test
+    void theWriterUsesWalAndTheConfiguredCheckpointing() throws Exception {
+        Path file = dir.resolve("zero.db");
+        TestReplica.create(file, "01");
+        try (Connection w = new ReplicaFile(file, 0).openWriter()) {
+            assertEquals("wal", TestReplica.scalar(w, "PRAGMA journal_mode"));
+            assertEquals("0", TestReplica.scalar(w, "PRAGMA wal_autocheckpoint"));
+            assertEquals("30000", TestReplica.scalar(w, "PRAGMA busy_timeout"));
+        }
+    }
+
+    @Test
+    void aWalLeftByAReplacedFileIsRemovedButALiveWalIsKept() throws Exception {
+        Path file = dir.resolve("zero.db");
+        Path wal = dir.resolve("zero.db-wal");
+        TestReplica.create(file, "01");
+        ReplicaFile replica = new ReplicaFile(file, 0);
+        try (Connection w = replica.openWriter(); Statement st = w.createStatement()) {
+            st.execute("UPDATE \"_zero.replicationState\" SET stateVersion = '0a'");
+            assertTrue(Files.size(wal) > 0);
+            replica.removeStaleWal();
+            assertTrue(Files.exists(wal), "the WAL of a WAL-mode database is live");
+            assertEquals(Optional.of(new ReplicaState("01", "0a")), replica.readIfReady());
+            // Keep a copy of the live WAL, as a writer that cannot checkpoint a moved file leaves it.
+            Files.copy(wal, dir.resolve("stale-wal"));
+        }
+        TestReplica.create(file, "05"); // a re-sync renames a new (rollback-journal) file into place
+        Files.copy(dir.resolve("stale-wal"), wal, StandardCopyOption.REPLACE_EXISTING);
+        try (Connection w = replica.openWriter()) {
+            assertEquals("05", TestReplica.stateVersion(w), "the old WAL must not be replayed onto the new file");
+            assertEquals("0", TestReplica.scalar(w, "SELECT count(*) FROM issue"));
+        }
+        assertEquals(Optional.of(new ReplicaState("05", "05")), replica.readIfReady());
+    }
+}
