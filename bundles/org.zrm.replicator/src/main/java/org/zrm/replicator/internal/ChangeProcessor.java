@@ -26,6 +26,8 @@ import org.zrm.protocol.SchemaChange;
 import org.zrm.protocol.Truncate;
 import org.zrm.protocol.Update;
 import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.replica.LiteNames;
+import org.zrm.replica.LiteValues;
 
 /**
  * Applies change-stream transactions to the replica in backup mode (upstream
@@ -44,7 +46,6 @@ final class ChangeProcessor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChangeProcessor.class);
 
     private final Connection db;
-    private final LiteValues values;
     private final ChangeLogWriter changeLog;
     private final ReplicaMetadata metadata;
     private final SchemaChangeApplier schema;
@@ -62,7 +63,6 @@ final class ChangeProcessor implements AutoCloseable {
     ChangeProcessor(Connection db, ProtocolCodec codec) throws SQLException {
         this.db = db;
         this.codec = codec;
-        this.values = new LiteValues(codec);
         this.statements = new StatementCache(db);
         this.changeLog = new ChangeLogWriter(db, codec);
         this.metadata = new ReplicaMetadata(db);
@@ -270,7 +270,7 @@ final class ChangeProcessor implements AutoCloseable {
     private Map<String, Object> liteRow(Map<String, Object> row, LiteTableSpec spec) {
         Map<String, Object> out = new LinkedHashMap<>();
         for (Map.Entry<String, Object> e : row.entrySet()) {
-            out.put(e.getKey(), values.liteValue(e.getValue(), spec.columnType(e.getKey()), jsonFormat));
+            out.put(e.getKey(), LiteValues.liteValue(e.getValue(), spec.columnType(e.getKey()), jsonFormat));
         }
         return out;
     }
@@ -279,7 +279,7 @@ final class ChangeProcessor implements AutoCloseable {
     Map<String, Object> key(Map<String, Object> row, Relation relation) throws ChangeProcessingException {
         RowKey rowKey = relation.effectiveRowKey();
         List<String> keyColumns = rowKey.type() != ReplicaIdentity.FULL ? rowKey.columns()
-                : tableSpec(Lite.tableName(relation.schema(), relation.name())).primaryKey();
+                : tableSpec(LiteNames.tableName(relation.schema(), relation.name())).primaryKey();
         if (keyColumns.isEmpty()) {
             throw new ChangeProcessingException("Cannot replicate table \"" + relation.name()
                     + "\" without a PRIMARY KEY or UNIQUE INDEX");
@@ -295,11 +295,11 @@ final class ChangeProcessor implements AutoCloseable {
     }
 
     private void insert(Insert insert) throws SQLException, ChangeProcessingException {
-        String table = Lite.tableName(insert.relation().schema(), insert.relation().name());
+        String table = LiteNames.tableName(insert.relation().schema(), insert.relation().name());
         LiteTableSpec spec = tableSpec(table);
         Map<String, Object> row = liteRow(insert.newRow(), spec);
         Map<String, Object> withVersion = new LinkedHashMap<>(row);
-        withVersion.put(Lite.ZERO_VERSION_COLUMN, version);
+        withVersion.put(LiteNames.ZERO_VERSION_COLUMN, version);
         upsert(table, withVersion);
         if (insert.relation().effectiveRowKey().columns().isEmpty()) {
             // Rows of keyless tables are replicated but cannot be logged (no key); a later schema
@@ -310,8 +310,8 @@ final class ChangeProcessor implements AutoCloseable {
     }
 
     private void upsert(String table, Map<String, Object> row) throws SQLException {
-        List<String> cols = Lite.columns(row);
-        String sql = "INSERT OR REPLACE INTO " + Lite.id(table) + " (" + Lite.idList(cols) + ") VALUES ("
+        List<String> cols = List.copyOf(row.keySet());
+        String sql = "INSERT OR REPLACE INTO " + LiteNames.quote(table) + " (" + quoteAll(cols) + ") VALUES ("
                 + "?,".repeat(cols.size() - 1) + "?)";
         PreparedStatement ps = statements.get(sql);
         int i = 1;
@@ -327,11 +327,11 @@ final class ChangeProcessor implements AutoCloseable {
      * publication).
      */
     private void update(Update update) throws SQLException, ChangeProcessingException {
-        String table = Lite.tableName(update.relation().schema(), update.relation().name());
+        String table = LiteNames.tableName(update.relation().schema(), update.relation().name());
         LiteTableSpec spec = tableSpec(table);
         Map<String, Object> row = liteRow(update.newRow(), spec);
         Map<String, Object> withVersion = new LinkedHashMap<>(row);
-        withVersion.put(Lite.ZERO_VERSION_COLUMN, version);
+        withVersion.put(LiteNames.ZERO_VERSION_COLUMN, version);
         Map<String, Object> oldKey = update.key() == null ? null : key(liteRow(update.key(), spec), update.relation());
         Map<String, Object> newKey = key(row, update.relation());
         if (oldKey != null && !spec.backfilling().isEmpty()) {
@@ -340,7 +340,7 @@ final class ChangeProcessor implements AutoCloseable {
         logSetOp(table, newKey, spec, row);
 
         Map<String, Object> where = oldKey != null ? oldKey : newKey;
-        StringBuilder sql = new StringBuilder("UPDATE ").append(Lite.id(table)).append(" SET ");
+        StringBuilder sql = new StringBuilder("UPDATE ").append(LiteNames.quote(table)).append(" SET ");
         appendAssignments(sql, withVersion.keySet(), ",");
         sql.append(" WHERE ");
         appendAssignments(sql, where.keySet(), " AND ");
@@ -365,15 +365,15 @@ final class ChangeProcessor implements AutoCloseable {
                 sql.append(sep);
             }
             first = false;
-            sql.append(Lite.id(c)).append("=?");
+            sql.append(LiteNames.quote(c)).append("=?");
         }
     }
 
     private void delete(Delete delete) throws SQLException, ChangeProcessingException {
-        String table = Lite.tableName(delete.relation().schema(), delete.relation().name());
+        String table = LiteNames.tableName(delete.relation().schema(), delete.relation().name());
         LiteTableSpec spec = tableSpec(table);
         Map<String, Object> key = key(liteRow(delete.key(), spec), delete.relation());
-        StringBuilder sql = new StringBuilder("DELETE FROM ").append(Lite.id(table)).append(" WHERE ");
+        StringBuilder sql = new StringBuilder("DELETE FROM ").append(LiteNames.quote(table)).append(" WHERE ");
         appendAssignments(sql, key.keySet(), " AND ");
         PreparedStatement ps = statements.get(sql.toString());
         int i = 1;
@@ -388,10 +388,10 @@ final class ChangeProcessor implements AutoCloseable {
 
     private void truncate(Truncate truncate) throws SQLException, ChangeProcessingException {
         for (Relation relation : truncate.relations()) {
-            String table = Lite.tableName(relation.schema(), relation.name());
+            String table = LiteNames.tableName(relation.schema(), relation.name());
             tableSpec(table);
             try (Statement st = db.createStatement()) {
-                st.execute("DELETE FROM " + Lite.id(table));
+                st.execute("DELETE FROM " + LiteNames.quote(table));
             }
         }
     }
@@ -422,13 +422,13 @@ final class ChangeProcessor implements AutoCloseable {
      * columns that replication has already set to newer values.
      */
     private void backfill(Backfill backfill) throws SQLException, ChangeProcessingException {
-        String table = Lite.tableName(backfill.relation().schema(), backfill.relation().name());
+        String table = LiteNames.tableName(backfill.relation().schema(), backfill.relation().name());
         LiteTableSpec spec = tableSpec(table);
         List<String> keyCols = backfill.relation().rowKey().columns();
         List<String> cols = new ArrayList<>(keyCols);
         cols.addAll(backfill.columns());
         List<String> insertCols = new ArrayList<>(cols);
-        insertCols.add(Lite.ZERO_VERSION_COLUMN);
+        insertCols.add(LiteNames.ZERO_VERSION_COLUMN);
         String watermark = backfill.watermark();
         int written = 0;
         int skipped = 0;
@@ -458,11 +458,11 @@ final class ChangeProcessor implements AutoCloseable {
                 skipped++; // replication already wrote newer values for every backfilled column
                 continue;
             }
-            StringBuilder sql = new StringBuilder("INSERT INTO ").append(Lite.id(table)).append(" (")
-                    .append(Lite.idList(insertCols)).append(") VALUES (").append("?,".repeat(cols.size()))
-                    .append("?) ON CONFLICT (").append(Lite.idList(keyCols)).append(") DO UPDATE SET ");
+            StringBuilder sql = new StringBuilder("INSERT INTO ").append(LiteNames.quote(table)).append(" (")
+                    .append(quoteAll(insertCols)).append(") VALUES (").append("?,".repeat(cols.size()))
+                    .append("?) ON CONFLICT (").append(quoteAll(keyCols)).append(") DO UPDATE SET ");
             for (int i = 0; i < updates.size(); i++) {
-                String c = Lite.id(updates.get(i));
+                String c = LiteNames.quote(updates.get(i));
                 sql.append(i == 0 ? "" : ",").append(c).append("=excluded.").append(c);
             }
             try (PreparedStatement ps = db.prepareStatement(sql.toString())) {
@@ -480,5 +480,17 @@ final class ChangeProcessor implements AutoCloseable {
 
     ProtocolCodec codec() {
         return codec;
+    }
+
+    /** Quotes each identifier and joins them with {@code ,}. */
+    private static String quoteAll(List<String> names) {
+        StringBuilder sb = new StringBuilder();
+        for (String n : names) {
+            if (sb.length() > 0) {
+                sb.append(',');
+            }
+            sb.append(LiteNames.quote(n));
+        }
+        return sb.toString();
     }
 }

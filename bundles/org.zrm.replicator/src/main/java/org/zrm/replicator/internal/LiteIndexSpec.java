@@ -1,6 +1,7 @@
 package org.zrm.replicator.internal;
 
 import java.util.Map;
+import org.zrm.replica.LiteNames;
 
 /**
  * An index of the replica.
@@ -14,14 +15,6 @@ record LiteIndexSpec(String name, String tableName, boolean unique, Map<String, 
 
     /** {@code CREATE [UNIQUE] INDEX}, formatted exactly as upstream's {@code createLiteIndexStatement}. */
     String createStatement() {
-        StringBuilder cols = new StringBuilder();
-        for (Map.Entry<String, String> e : columns.entrySet()) {
-            if (cols.length() > 0) {
-                cols.append(',');
-            }
-            cols.append(Lite.id(e.getKey())).append(' ').append(e.getValue());
-        }
-        return "CREATE " + (unique ? "UNIQUE" : "") + " INDEX " + Lite.id(name) + " ON " + Lite.id(tableName)
-                + " (" + cols + ");";
+        return LiteNames.createIndexStatement(name, tableName, unique, columns);
     }
 }

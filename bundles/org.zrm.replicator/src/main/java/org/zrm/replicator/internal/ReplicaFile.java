@@ -11,6 +11,8 @@ import java.util.Optional;
 import java.util.Properties;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.zrm.replica.ReplicaState;
+import org.zrm.replica.ReplicaStateReader;
 
 /**
  * The SQLite replica file: opening connections, recognising a completed initial sync, preparing
@@ -58,9 +60,9 @@ final class ReplicaFile {
     }
 
     /**
-     * Reads the replica's state if the initial sync has completed: the file exists and holds a
-     * {@code _zero.versionHistory} row and the replication config and state rows (the change
-     * source writes all of them in one transaction and renames the file into place afterwards).
+     * Reads the replica's state if the initial sync has completed (see {@link ReplicaStateReader}:
+     * the change source writes the metadata rows in one transaction and renames the file into place
+     * afterwards).
      *
      * @return the state, or empty while there is no completed replica
      * @throws SQLException if the file exists but cannot be read
@@ -72,18 +74,7 @@ final class ReplicaFile {
         removeStaleWal();
         try (Connection c = open(true); Statement st = c.createStatement()) {
             st.execute("PRAGMA busy_timeout = 30000");
-            try (ResultSet rs = st.executeQuery("SELECT count(*) FROM sqlite_master WHERE name IN "
-                    + "('_zero.versionHistory', '_zero.replicationConfig', '_zero.replicationState')")) {
-                if (!rs.next() || rs.getInt(1) != 3) {
-                    return Optional.empty();
-                }
-            }
-            try (ResultSet rs = st.executeQuery("SELECT count(*) FROM \"_zero.versionHistory\"")) {
-                if (!rs.next() || rs.getInt(1) == 0) {
-                    return Optional.empty();
-                }
-            }
-            return readState(c);
+            return ReplicaStateReader.read(c);
         }
     }
 
@@ -165,15 +156,6 @@ final class ReplicaFile {
      */
     Object fileKey() throws java.io.IOException {
         return Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-    }
-
-    /** Reads replica version and watermark (upstream {@code getSubscriptionState}). */
-    static Optional<ReplicaState> readState(Connection c) throws SQLException {
-        try (Statement st = c.createStatement();
-                ResultSet rs = st.executeQuery("SELECT c.replicaVersion, s.stateVersion FROM \"_zero.replicationConfig\" c "
-                        + "JOIN \"_zero.replicationState\" s ON c.lock = s.lock")) {
-            return rs.next() ? Optional.of(new ReplicaState(rs.getString(1), rs.getString(2))) : Optional.empty();
-        }
     }
 
     /** Advances the watermark; must run inside the transaction that applied the data. */

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import org.zrm.protocol.ColumnSpec;
+import org.zrm.replica.LiteTypes;
 
 /**
  * Writes {@code _zero.tableMetadata} and {@code _zero.column_metadata} (upstream
@@ -82,8 +83,8 @@ final class ReplicaMetadata {
     private static void bindSpec(PreparedStatement ps, int index, ColumnSpec spec) throws SQLException {
         ps.setString(index, spec.dataType());
         ps.setInt(index + 1, Boolean.TRUE.equals(spec.notNull().value()) ? 1 : 0);
-        ps.setInt(index + 2, Lite.isEnum(spec) ? 1 : 0);
-        ps.setInt(index + 3, Lite.isArray(spec) ? 1 : 0);
+        ps.setInt(index + 2, LiteTypes.isEnumColumn(spec.pgTypeClass(), spec.elemPgTypeClass().value()) ? 1 : 0);
+        ps.setInt(index + 3, spec.elemPgTypeClass().value() != null ? 1 : 0);
         Long maxLen = spec.characterMaximumLength().value();
         if (maxLen == null) {
             ps.setNull(index + 4, Types.INTEGER);

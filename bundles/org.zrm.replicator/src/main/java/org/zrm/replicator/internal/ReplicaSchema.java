@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.zrm.replica.LiteTypes;
 
 /**
  * Reads the replicated tables and indexes from the replica (upstream {@code listTables},
@@ -83,7 +84,7 @@ final class ReplicaSchema {
             boolean ok = true;
             for (String col : key) {
                 String type = columns.get(col);
-                if (type == null || !Lite.isZqlType(type) || !Lite.isNotNull(type)) {
+                if (type == null || LiteTypes.zqlType(type).isEmpty() || !LiteTypes.isNotNull(type)) {
                     ok = false;
                     break;
                 }

@@ -20,6 +20,8 @@ import org.zrm.protocol.subscriber.Downstream;
 import org.zrm.protocol.subscriber.ErrorType;
 import org.zrm.protocol.subscriber.SubscriberProtocol;
 import org.zrm.protocol.subscriber.SubscriptionError;
+import org.zrm.replica.ReplicaState;
+import org.zrm.replica.ReplicaStateReader;
 
 /**
  * The backup-mode replicator (upstream {@code IncrementalSyncer} in mode {@code backup}): keeps
@@ -123,7 +125,7 @@ final class Replicator {
                 ReplicaState state = ready.get();
                 if (!state.replicaVersion().equals(replicaVersion)) {
                     replicaVersion = state.replicaVersion();
-                    initialWatermark = state.watermark();
+                    initialWatermark = state.stateVersion();
                     LOG.info("replicator: replica {} at replicaVersion {} stateVersion {}", replica.path(),
                             replicaVersion, initialWatermark);
                 }
@@ -225,14 +227,14 @@ final class Replicator {
             throw e;
         }
         try (ChangeProcessor processor = opened) {
-            ReplicaState state = ReplicaFile.readState(db)
+            ReplicaState state = ReplicaStateReader.read(db)
                     .orElseThrow(() -> new SQLException("replica " + replica.path() + " has no replication state"));
             if (!state.replicaVersion().equals(replicaVersion)) {
                 throw new IOException("replica " + replica.path() + " was replaced (replicaVersion "
                         + state.replicaVersion() + ", expected " + replicaVersion + ")");
             }
             status.replica(state);
-            String watermark = state.watermark();
+            String watermark = state.stateVersion();
             SubscriberContext context = new SubscriberContext(SubscriberProtocol.PROTOCOL_VERSION, subscriberId, taskId,
                     ReplicatorMode.BACKUP, replicaVersion, watermark, watermark.equals(initialWatermark));
             try (StreamConnection stream = client.subscribe(context)) {

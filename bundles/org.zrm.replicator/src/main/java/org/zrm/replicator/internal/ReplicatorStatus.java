@@ -1,6 +1,7 @@
 package org.zrm.replicator.internal;
 
 import java.util.concurrent.atomic.AtomicLong;
+import org.zrm.replica.ReplicaState;
 
 /**
  * Live figures of a {@link Replicator}, written by its thread and read by status and metrics
@@ -59,7 +60,7 @@ final class ReplicatorStatus {
 
     void replica(ReplicaState state) {
         replicaVersion = state.replicaVersion();
-        stateVersion = state.watermark();
+        stateVersion = state.stateVersion();
     }
 
     void committed(String watermark, long lagMs) {

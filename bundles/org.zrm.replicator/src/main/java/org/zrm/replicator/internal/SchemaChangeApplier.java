@@ -8,8 +8,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.protocol.AddColumn;
@@ -30,6 +28,10 @@ import org.zrm.protocol.TableMetadata;
 import org.zrm.protocol.UpdateColumn;
 import org.zrm.protocol.UpdateTableMetadata;
 import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.replica.LiteDefaults;
+import org.zrm.replica.LiteNames;
+import org.zrm.replica.LiteTypes;
+import org.zrm.replica.UnsupportedColumnDefaultException;
 
 /**
  * Applies schema changes to the replica (the DDL half of upstream's {@code ChangeProcessor}):
@@ -40,13 +42,6 @@ import org.zrm.protocol.json.ProtocolCodec;
 final class SchemaChangeApplier {
 
     private static final Logger LOG = LoggerFactory.getLogger(SchemaChangeApplier.class);
-
-    private static final Pattern NUMERIC = Pattern.compile("^-?\\d+(\\.\\d+)?$");
-    private static final Pattern BOOLEAN = Pattern.compile("^(true|false)$");
-    private static final Pattern QUOTED_WITH_CAST = Pattern.compile("^('.*')::(\\w+)$", Pattern.DOTALL);
-    private static final Pattern EMPTY_ARRAY_CONSTRUCTOR =
-            Pattern.compile("^ARRAY\\s*\\[\\s*\\]::\\w+\\[\\]$", Pattern.CASE_INSENSITIVE);
-    private static final Pattern EMPTY_ARRAY_LITERAL = Pattern.compile("^'\\{\\}'::\\w+\\[\\]$");
 
     private final ChangeProcessor tx;
     private final Connection db;
@@ -76,7 +71,7 @@ final class SchemaChangeApplier {
         } else if (change instanceof CreateIndex c) {
             createIndex(c);
         } else if (change instanceof DropIndex d) {
-            exec("DROP INDEX IF EXISTS " + Lite.id(Lite.tableName(d.id().schema(), d.id().name())));
+            exec("DROP INDEX IF EXISTS " + LiteNames.quote(LiteNames.tableName(d.id().schema(), d.id().name())));
         } else if (change instanceof UpdateTableMetadata u) {
             metadata.setUpstreamMetadata(u.table().schema(), u.table().name(), json(u.newMetadata()));
         } else if (change instanceof BackfillCompleted b) {
@@ -91,15 +86,15 @@ final class SchemaChangeApplier {
         if (create.metadata() != null) {
             metadata.setUpstreamMetadata(create.spec().schema(), create.spec().name(), json(create.metadata()));
         }
-        String table = Lite.tableName(create.spec().schema(), create.spec().name());
+        String table = LiteNames.tableName(create.spec().schema(), create.spec().name());
         List<Map.Entry<String, ColumnSpec>> cols = new ArrayList<>(create.spec().columns().entrySet());
         cols.sort(Comparator.comparingLong(e -> e.getValue().pos()));
         List<String> defs = new ArrayList<>();
         for (Map.Entry<String, ColumnSpec> e : cols) {
-            defs.add(Lite.id(e.getKey()) + " " + Lite.id(Lite.liteType(e.getValue())));
+            defs.add(LiteNames.quote(e.getKey()) + " " + LiteNames.quote(LiteTypes.forColumn(e.getValue())));
         }
-        defs.add(Lite.id(Lite.ZERO_VERSION_COLUMN) + " " + Lite.id("text"));
-        exec("CREATE TABLE " + Lite.id(table) + " (\n" + String.join(",\n", defs) + "\n);");
+        defs.add(LiteNames.quote(LiteNames.ZERO_VERSION_COLUMN) + " " + LiteNames.quote("text"));
+        exec("CREATE TABLE " + LiteNames.quote(table) + " (\n" + String.join(",\n", defs) + "\n);");
         Map<String, BackfillId> backfill = create.backfill() == null ? Map.of() : create.backfill();
         for (Map.Entry<String, ColumnSpec> e : create.spec().columns().entrySet()) {
             BackfillId id = backfill.get(e.getKey());
@@ -116,9 +111,9 @@ final class SchemaChangeApplier {
         Identifier from = rename.oldId();
         Identifier to = rename.newId();
         metadata.renameTable(from.schema(), from.name(), to.schema(), to.name());
-        String oldName = Lite.tableName(from.schema(), from.name());
-        String newName = Lite.tableName(to.schema(), to.name());
-        exec("ALTER TABLE " + Lite.id(oldName) + " RENAME TO " + Lite.id(newName));
+        String oldName = LiteNames.tableName(from.schema(), from.name());
+        String newName = LiteNames.tableName(to.schema(), to.name());
+        exec("ALTER TABLE " + LiteNames.quote(oldName) + " RENAME TO " + LiteNames.quote(newName));
         metadata.renameTableColumns(oldName, newName);
         tx.bumpVersions(to.schema(), to.name());
     }
@@ -127,11 +122,11 @@ final class SchemaChangeApplier {
         if (add.tableMetadata() != null) {
             metadata.setUpstreamMetadata(add.table().schema(), add.table().name(), json(add.tableMetadata()));
         }
-        String table = Lite.tableName(add.table().schema(), add.table().name());
+        String table = LiteNames.tableName(add.table().schema(), add.table().name());
         String name = add.column().name();
         ColumnSpec spec = add.column().spec();
         String dflt = liteDefault(table, name, spec.dflt().value());
-        exec("ALTER TABLE " + Lite.id(table) + " ADD " + Lite.id(name) + " " + Lite.id(Lite.liteType(spec))
+        exec("ALTER TABLE " + LiteNames.quote(table) + " ADD " + LiteNames.quote(name) + " " + LiteNames.quote(LiteTypes.forColumn(spec))
                 + (dflt == null ? "" : " DEFAULT " + dflt));
         metadata.insertColumn(table, name, spec, add.backfill() == null ? null : codec.encodeValue(add.backfill().value()));
         if (add.backfill() != null) {
@@ -147,11 +142,11 @@ final class SchemaChangeApplier {
      * alter a column's declared type), re-creating the indexes that covered the old column.
      */
     private void updateColumn(UpdateColumn update) throws SQLException {
-        String table = Lite.tableName(update.table().schema(), update.table().name());
+        String table = LiteNames.tableName(update.table().schema(), update.table().name());
         String oldName = update.oldColumn().name();
         String newName = update.newColumn().name();
-        String oldType = Lite.liteType(update.oldColumn().spec());
-        String newType = Lite.liteType(update.newColumn().spec());
+        String oldType = LiteTypes.forColumn(update.oldColumn().spec());
+        String newType = LiteTypes.forColumn(update.newColumn().spec());
         if (oldName.equals(newName) && oldType.equals(newType)) {
             LOG.info("replicator: update-column of {}.{} changes nothing in the replica", table, oldName);
             return;
@@ -165,12 +160,12 @@ final class SchemaChangeApplier {
                 }
             }
             for (LiteIndexSpec idx : indexes) {
-                exec("DROP INDEX IF EXISTS " + Lite.id(idx.name()));
+                exec("DROP INDEX IF EXISTS " + LiteNames.quote(idx.name()));
             }
             String tmp = "tmp." + newName;
-            exec("ALTER TABLE " + Lite.id(table) + " ADD " + Lite.id(tmp) + " " + Lite.id(newType));
-            exec("UPDATE " + Lite.id(table) + " SET " + Lite.id(tmp) + " = " + Lite.id(oldName));
-            exec("ALTER TABLE " + Lite.id(table) + " DROP " + Lite.id(oldName));
+            exec("ALTER TABLE " + LiteNames.quote(table) + " ADD " + LiteNames.quote(tmp) + " " + LiteNames.quote(newType));
+            exec("UPDATE " + LiteNames.quote(table) + " SET " + LiteNames.quote(tmp) + " = " + LiteNames.quote(oldName));
+            exec("ALTER TABLE " + LiteNames.quote(table) + " DROP " + LiteNames.quote(oldName));
             for (LiteIndexSpec idx : indexes) {
                 Map<String, String> cols = new LinkedHashMap<>();
                 idx.columns().forEach((c, dir) -> cols.put(c.equals(oldName) ? tmp : c, dir));
@@ -179,23 +174,23 @@ final class SchemaChangeApplier {
             current = tmp;
         }
         if (!current.equals(newName)) {
-            exec("ALTER TABLE " + Lite.id(table) + " RENAME " + Lite.id(current) + " TO " + Lite.id(newName));
+            exec("ALTER TABLE " + LiteNames.quote(table) + " RENAME " + LiteNames.quote(current) + " TO " + LiteNames.quote(newName));
         }
         metadata.updateColumn(table, oldName, newName, update.newColumn().spec());
         tx.bumpVersions(update.table().schema(), update.table().name());
     }
 
     private void dropColumn(DropColumn drop) throws SQLException {
-        String table = Lite.tableName(drop.table().schema(), drop.table().name());
-        exec("ALTER TABLE " + Lite.id(table) + " DROP " + Lite.id(drop.column()));
+        String table = LiteNames.tableName(drop.table().schema(), drop.table().name());
+        exec("ALTER TABLE " + LiteNames.quote(table) + " DROP " + LiteNames.quote(drop.column()));
         metadata.deleteColumn(table, drop.column());
         tx.bumpVersions(drop.table().schema(), drop.table().name());
     }
 
     private void dropTable(DropTable drop) throws SQLException {
         metadata.dropTable(drop.id().schema(), drop.id().name());
-        String table = Lite.tableName(drop.id().schema(), drop.id().name());
-        exec("DROP TABLE IF EXISTS " + Lite.id(table));
+        String table = LiteNames.tableName(drop.id().schema(), drop.id().name());
+        exec("DROP TABLE IF EXISTS " + LiteNames.quote(table));
         metadata.deleteTableColumns(table);
         tx.resetTable();
     }
@@ -204,8 +199,8 @@ final class SchemaChangeApplier {
         IndexSpec spec = create.spec();
         Map<String, String> cols = new LinkedHashMap<>();
         spec.columns().forEach((c, dir) -> cols.put(c, dir.wire()));
-        LiteIndexSpec index = new LiteIndexSpec(Lite.tableName(spec.schema(), spec.name()),
-                Lite.tableName(spec.schema(), spec.tableName()), spec.unique(), cols);
+        LiteIndexSpec index = new LiteIndexSpec(LiteNames.tableName(spec.schema(), spec.name()),
+                LiteNames.tableName(spec.schema(), spec.tableName()), spec.unique(), cols);
         exec(index.createStatement());
         LiteTableSpec table = tx.tableSpec(index.tableName());
         if (table.allColumnsBackfilling()) {
@@ -216,7 +211,7 @@ final class SchemaChangeApplier {
     }
 
     private void backfillCompleted(BackfillCompleted done) throws SQLException {
-        String table = Lite.tableName(done.relation().schema(), done.relation().name());
+        String table = LiteNames.tableName(done.relation().schema(), done.relation().name());
         List<String> cols = new ArrayList<>(done.relation().rowKey().columns());
         cols.addAll(done.columns());
         for (String col : cols) {
@@ -228,27 +223,15 @@ final class SchemaChangeApplier {
     }
 
     /**
-     * Upstream {@code mapPostgresToLiteDefault}: only defaults SQLite reproduces exactly are kept;
-     * others must come from a backfill.
+     * The SQLite default of an added column ({@link LiteDefaults}); a default SQLite cannot
+     * reproduce fails the transaction, since upstream sends such columns with a backfill instead.
      */
     static String liteDefault(String table, String column, String expression) throws ChangeProcessingException {
-        if (expression == null || expression.isEmpty()) {
-            return null;
+        try {
+            return LiteDefaults.mapPostgresToLiteDefault(table, column, expression);
+        } catch (UnsupportedColumnDefaultException e) {
+            throw new ChangeProcessingException(e.getMessage(), e);
         }
-        if (NUMERIC.matcher(expression).matches()) {
-            return expression;
-        }
-        if (BOOLEAN.matcher(expression).matches()) {
-            return "true".equals(expression) ? "1" : "0";
-        }
-        Matcher m = QUOTED_WITH_CAST.matcher(expression);
-        if (m.matches()) {
-            return m.group(1);
-        }
-        if (EMPTY_ARRAY_CONSTRUCTOR.matcher(expression).matches() || EMPTY_ARRAY_LITERAL.matcher(expression).matches()) {
-            return "'[]'";
-        }
-        throw new ChangeProcessingException("Unsupported default value for " + table + "." + column + ": " + expression);
     }
 
     /**

@@ -5,7 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 
-/** Binds converted replica values ({@link LiteValues}) to statement parameters. */
+/** Binds converted replica values ({@link org.zrm.replica.LiteValues}) to statement parameters. */
 final class SqlBinding {
 
     private static final BigInteger LONG_MIN = BigInteger.valueOf(Long.MIN_VALUE);

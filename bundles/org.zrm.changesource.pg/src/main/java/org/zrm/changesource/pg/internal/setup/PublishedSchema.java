@@ -6,9 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.zrm.changesource.pg.internal.types.LiteTypes;
 import org.zrm.protocol.JsonValues;
 import org.zrm.protocol.PgTypeClass;
+import org.zrm.replica.LiteTypes;
 
 /**
  * The published tables and indexes of a set of publications, parsed from the published-schema
@@ -22,10 +22,6 @@ import org.zrm.protocol.PgTypeClass;
  * {@code typcategory = 'A'}, and binary COPY selects such columns as text. Both are tested.
  */
 public record PublishedSchema(List<PublishedTable> tables, List<PublishedIndex> indexes, Map<String, Object> json) {
-
-    public static String liteName(String schema, String name) {
-        return "public".equals(schema) ? name : schema + "." + name;
-    }
 
     /** Parses the query result ({@code {"tables": [...], "indexes": [...]}}). */
     @SuppressWarnings("unchecked")

@@ -2,6 +2,7 @@ package org.zrm.changesource.pg.internal.setup;
 
 import java.util.List;
 import java.util.Map;
+import org.zrm.replica.LiteNames;
 
 /**
  * A published table.
@@ -17,7 +18,7 @@ public record PublishedTable(long oid, String schema, long schemaOid, String nam
 
     /** {@code name} for schema {@code public}, else {@code schema.name} (the SQLite table name). */
     public String liteTableName() {
-        return PublishedSchema.liteName(schema, name);
+        return LiteNames.tableName(schema, name);
     }
 
     /** Columns sorted by attnum. */

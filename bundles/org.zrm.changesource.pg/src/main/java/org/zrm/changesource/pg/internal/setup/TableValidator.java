@@ -4,8 +4,9 @@ import java.util.List;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zrm.changesource.pg.internal.types.LiteTypes;
 import org.zrm.protocol.PgTypeClass;
+import org.zrm.replica.LiteNames;
+import org.zrm.replica.LiteTypes;
 
 /**
  * Validation of published tables and publications (spec §4.7, upstream {@code validation.ts} and
@@ -26,7 +27,6 @@ public final class TableValidator {
     private static final Logger LOG = LoggerFactory.getLogger(TableValidator.class);
     private static final Pattern TABLE_NAME = Pattern.compile("^[A-Za-z_]+[A-Za-z0-9_-]*$");
     private static final Pattern COLUMN_NAME = Pattern.compile("^[A-Za-z_]+[.A-Za-z0-9_-]*$");
-    static final String ZERO_VERSION_COLUMN = "_0_version";
 
     private final boolean requireRowKey;
 
@@ -59,9 +59,9 @@ public final class TableValidator {
     /** Validates one table (also applicable to tables of a DDL event's schema). */
     public void validate(PublishedTable table, List<PublishedIndex> indexes) {
         String name = table.name();
-        if (table.columns().containsKey(ZERO_VERSION_COLUMN)) {
+        if (table.columns().containsKey(LiteNames.ZERO_VERSION_COLUMN)) {
             throw new UnsupportedTableSchemaException(
-                    "Table \"" + name + "\" uses reserved column name \"" + ZERO_VERSION_COLUMN + "\"");
+                    "Table \"" + name + "\" uses reserved column name \"" + LiteNames.ZERO_VERSION_COLUMN + "\"");
         }
         if (table.primaryKey().isEmpty() && table.replicaIdentity() == 'd') {
             boolean usableIndex = PublishedSchema.chooseRowKey(table.schema(), name, table.columns(), indexes).isPresent();

@@ -145,6 +145,7 @@ public final class InitialSync {
                     st.execute("PRAGMA synchronous = NORMAL");
                 }
             }
+            deleteWalOf(replicaFile);
             Files.move(temp, replicaFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             progress.phase(SyncProgress.Phase.DONE);
             LOG.info("slot={}: initial sync done: {}", slotName, progress.snapshot().describe());
@@ -177,6 +178,30 @@ public final class InitialSync {
                 closeQuietly(repl, null);
             }
             closeQuietly(conn, null);
+        }
+    }
+
+    /**
+     * Deletes {@code <replica>-wal}, {@code <replica>-shm} and {@code <replica>-journal} of the file
+     * about to be replaced (a hot rollback journal would likewise be "rolled back" onto the new
+     * file by the first connection).
+     *
+     * <p>Why: the replicator writes the replica in WAL mode, and a writer that was killed, or that
+     * cannot checkpoint into a file renamed away from under it, leaves committed frames in
+     * {@code -wal}. The rename replaces only the database file. SQLite pairs a WAL with a database by
+     * path alone, so the first connection to the new file would replay the old file's frames onto it
+     * (the old stateVersion and rows reappear in a fresh replica, or the file reads as malformed).
+     * The new file never was in WAL mode and owns no WAL, so anything at those paths is stale. It
+     * runs only after the new file is complete: a failed sync keeps the old replica with its WAL.
+     * A move that then fails leaves the old file without its uncheckpointed tail, which does not
+     * matter because the replica was being replaced and the next start syncs again.
+     */
+    private static void deleteWalOf(Path replicaFile) throws IOException {
+        for (String suffix : new String[] {"-wal", "-shm", "-journal"}) {
+            Path sidecar = replicaFile.resolveSibling(replicaFile.getFileName() + suffix);
+            if (Files.deleteIfExists(sidecar)) {
+                LOG.info("replica={}: deleted {} of the replaced replica", replicaFile, sidecar.getFileName());
+            }
         }
     }
 

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.zrm.replica.LiteNames;
 
 /**
  * Inserts copied rows into the SQLite replica with multi-row {@code INSERT}s of
@@ -56,10 +57,10 @@ final class LiteInserter implements AutoCloseable {
     }
 
     private PreparedStatement prepare(CopyBatch batch, int n) throws SQLException {
-        String cols = batch.columns().stream().map(LiteReplicaSchema::id).collect(Collectors.joining(","));
+        String cols = batch.columns().stream().map(LiteNames::quote).collect(Collectors.joining(","));
         String one = "(" + batch.columns().stream().map(c -> "?").collect(Collectors.joining(",")) + ")";
         String values = String.join(",", java.util.Collections.nCopies(n, one));
-        return lite.prepareStatement("INSERT INTO " + LiteReplicaSchema.id(batch.liteTable()) + " (" + cols + ") VALUES "
+        return lite.prepareStatement("INSERT INTO " + LiteNames.quote(batch.liteTable()) + " (" + cols + ") VALUES "
                 + values);
     }
 

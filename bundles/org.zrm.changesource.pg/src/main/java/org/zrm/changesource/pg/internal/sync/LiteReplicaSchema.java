@@ -2,33 +2,29 @@ package org.zrm.changesource.pg.internal.sync;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.stream.Collectors;
-import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.PublishedColumn;
 import org.zrm.changesource.pg.internal.setup.PublishedIndex;
 import org.zrm.changesource.pg.internal.setup.PublishedSchema;
 import org.zrm.changesource.pg.internal.setup.PublishedTable;
-import org.zrm.changesource.pg.internal.types.LiteTypes;
 import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.replica.LiteNames;
+import org.zrm.replica.LiteTypes;
 
 /**
  * The SQLite replica layout (spec §6.3, backup-monitors §5.1–5.2): the {@code _zero.*} replication
  * tables at replica schema version {@value #REPLICA_SCHEMA_VERSION}, and data tables, column
  * metadata and indexes created from the published schema. Statement texts match zero-cache's, so
- * {@code sqlite_master} and column affinities are identical.
+ * {@code sqlite_master} and column affinities are identical. The conventions the replicator shares
+ * (types, names, reading the replication state) live in {@code org.zrm.replica}.
  */
 public final class LiteReplicaSchema {
 
     /** {@code CURRENT_SCHEMA_VERSION} of zero-cache's replica migrations. */
     public static final int REPLICA_SCHEMA_VERSION = 13;
-
-    public static final String ZERO_VERSION_COLUMN = "_0_version";
 
     private static final ProtocolCodec CODEC = new ProtocolCodec();
 
@@ -95,10 +91,6 @@ public final class LiteReplicaSchema {
 
     private LiteReplicaSchema() {}
 
-    static String id(String name) {
-        return '"' + name.replace("\"", "\"\"") + '"';
-    }
-
     /** Creates the replication tables and writes config, state and the {@code sync} event. */
     static void initReplicationState(Connection lite, List<String> sortedPublications, String replicaVersion,
             String initialSyncContextJson) throws SQLException {
@@ -129,7 +121,8 @@ public final class LiteReplicaSchema {
     /**
      * Creates the empty {@code _zero.versionHistory} table first, as zero-cache's migration runner
      * does before its setup step, so that {@code sqlite_master} lists the objects in zero-cache's
-     * order. Without a row the file still reads as incomplete ({@link #readState} returns null).
+     * order. Without a row the file still reads as incomplete
+     * ({@link org.zrm.replica.ReplicaStateReader#read} returns empty).
      */
     static void createVersionHistoryTable(Connection lite) throws SQLException {
         try (Statement st = lite.createStatement()) {
@@ -156,18 +149,17 @@ public final class LiteReplicaSchema {
     public static String createTableStatement(PublishedTable t, String initialVersion) {
         List<String> defs = new ArrayList<>();
         for (PublishedColumn c : t.columnsByPos()) {
-            defs.add(id(c.name()) + " " + id(liteType(c)));
+            defs.add(LiteNames.quote(c.name()) + " " + LiteNames.quote(liteType(c)));
         }
-        defs.add(id(ZERO_VERSION_COLUMN) + " " + id("text") + " DEFAULT '" + initialVersion + "'");
-        return "CREATE TABLE " + id(t.liteTableName()) + " (\n" + String.join(",\n", defs) + "\n);";
+        defs.add(LiteNames.quote(LiteNames.ZERO_VERSION_COLUMN) + " " + LiteNames.quote("text") + " DEFAULT '"
+                + initialVersion + "'");
+        return "CREATE TABLE " + LiteNames.quote(t.liteTableName()) + " (\n" + String.join(",\n", defs) + "\n);";
     }
 
     /** {@code CREATE [UNIQUE] INDEX} for a published index. */
     public static String createIndexStatement(PublishedIndex idx) {
-        String cols = idx.columns().entrySet().stream().map(e -> id(e.getKey()) + " " + e.getValue())
-                .collect(Collectors.joining(","));
-        return "CREATE " + (idx.unique() ? "UNIQUE" : "") + " INDEX " + id(PublishedSchema.liteName(idx.schema(), idx.name()))
-                + " ON " + id(PublishedSchema.liteName(idx.schema(), idx.tableName())) + " (" + cols + ");";
+        return LiteNames.createIndexStatement(LiteNames.tableName(idx.schema(), idx.name()),
+                LiteNames.tableName(idx.schema(), idx.tableName()), idx.unique(), idx.columns());
     }
 
     /** Creates each table and its {@code _zero.column_metadata} rows. */
@@ -204,46 +196,4 @@ public final class LiteReplicaSchema {
             }
         }
     }
-
-    /**
-     * Reads the subscription state of a completed replica, or {@code null} if the file does not hold
-     * one (no {@code _zero.versionHistory} or replication tables).
-     */
-    @SuppressWarnings("unchecked")
-    public static ReplicaState readState(Connection lite) throws SQLException {
-        try (Statement st = lite.createStatement()) {
-            try (ResultSet rs = st.executeQuery("SELECT count(*) FROM sqlite_master WHERE name IN "
-                    + "('_zero.versionHistory', '_zero.replicationConfig', '_zero.replicationState')")) {
-                if (!rs.next() || rs.getInt(1) != 3) {
-                    return null;
-                }
-            }
-            int version;
-            try (ResultSet rs = st.executeQuery("SELECT dataVersion FROM \"_zero.versionHistory\"")) {
-                if (!rs.next()) {
-                    return null;
-                }
-                version = rs.getInt(1);
-            }
-            try (ResultSet rs = st.executeQuery("SELECT c.replicaVersion, c.publications, s.stateVersion, "
-                    + "c.initialSyncContext FROM \"_zero.replicationConfig\" c JOIN \"_zero.replicationState\" s "
-                    + "ON c.lock = s.lock")) {
-                if (!rs.next()) {
-                    return null;
-                }
-                List<String> pubs = (List<String>) (List<?>) CODEC.decodeValue(rs.getString(2));
-                Object ctx = rs.getString(4) == null ? null : CODEC.decodeValue(rs.getString(4));
-                return new ReplicaState(version, new SubscriptionState(rs.getString(1), pubs, rs.getString(3)),
-                        ctx instanceof Map ? (Map<String, Object>) ctx : Map.of());
-            }
-        }
-    }
-
-    /**
-     * What a replica file says about itself.
-     *
-     * @param schemaVersion {@code _zero.versionHistory.dataVersion}
-     * @param initialSyncContext the server context recorded at initial sync
-     */
-    public record ReplicaState(int schemaVersion, SubscriptionState subscription, Map<String, Object> initialSyncContext) {}
 }

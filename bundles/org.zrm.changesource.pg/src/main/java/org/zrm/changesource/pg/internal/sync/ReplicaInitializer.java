@@ -16,6 +16,8 @@ import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.ShardConfig;
 import org.zrm.changesource.pg.internal.setup.UnsupportedTableSchemaException;
+import org.zrm.replica.ReplicaState;
+import org.zrm.replica.ReplicaStateReader;
 
 /**
  * The Postgres part of {@code ChangeSource.initialize(resetReplica)} (upstream
@@ -66,7 +68,7 @@ public final class ReplicaInitializer {
                 deleteReplica();
             }
             Optional<InitialSyncResult> synced = Optional.empty();
-            LiteReplicaSchema.ReplicaState state = readState();
+            ReplicaState state = readState();
             if (state == null) {
                 deleteReplica();
                 InitialSync sync = new InitialSync(shard, connector, options, serverContext);
@@ -78,9 +80,11 @@ public final class ReplicaInitializer {
                 }
             }
             try (Connection conn = connector.connect("zero-change-source-init")) {
-                UpstreamReplica upstream = UpstreamVerifier.checkAndUpdateUpstream(conn, shard, state.subscription(),
+                SubscriptionState subscription = new SubscriptionState(state.replicaVersion(), state.publications(),
+                        state.stateVersion());
+                UpstreamReplica upstream = UpstreamVerifier.checkAndUpdateUpstream(conn, shard, subscription,
                         state.initialSyncContext());
-                return new Result(state.subscription(), upstream, synced);
+                return new Result(subscription, upstream, synced);
             }
         } catch (AutoResetException e) {
             throw e;
@@ -97,12 +101,12 @@ public final class ReplicaInitializer {
      *
      * @throws AutoResetException if the file exists but is corrupt
      */
-    private LiteReplicaSchema.ReplicaState readState() throws AutoResetException {
+    private ReplicaState readState() throws AutoResetException {
         if (!Files.isRegularFile(replicaFile)) {
             return null;
         }
         try (Connection lite = InitialSync.DriverManagerless.open(replicaFile)) {
-            LiteReplicaSchema.ReplicaState s = LiteReplicaSchema.readState(lite);
+            ReplicaState s = ReplicaStateReader.read(lite).orElse(null);
             if (s != null && s.schemaVersion() != LiteReplicaSchema.REPLICA_SCHEMA_VERSION) {
                 // Older layouts would need the replica migrations (v4..v13) of the replicator.
                 throw new AutoResetException("replica " + replicaFile + " is at schema v" + s.schemaVersion()

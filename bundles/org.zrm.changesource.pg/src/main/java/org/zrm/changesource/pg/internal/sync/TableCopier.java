@@ -12,14 +12,15 @@ import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyOut;
 import org.zrm.changesource.pg.internal.setup.PublishedColumn;
 import org.zrm.changesource.pg.internal.setup.PublishedTable;
+import org.zrm.changesource.pg.internal.setup.ShardSql;
 import org.zrm.changesource.pg.internal.types.BinaryCopyDecoders;
 import org.zrm.changesource.pg.internal.types.BinaryValueDecoder;
-import org.zrm.changesource.pg.internal.types.LiteValues;
 import org.zrm.changesource.pg.internal.types.PgType;
 import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
 import org.zrm.changesource.pg.internal.types.PgValueParser;
 import org.zrm.changesource.pg.internal.types.PgValueParsers;
 import org.zrm.protocol.JsonFormat;
+import org.zrm.replica.LiteValues;
 
 /**
  * Copies one published table out of the snapshot with COPY (binary by default, or text) and hands
@@ -51,7 +52,7 @@ final class TableCopier {
             PgType type = catalog.get(c.typeOid());
             boolean isArray = type != null && type.isArray();
             int elemOid = isArray ? type.elemOid() : 0;
-            String quoted = LiteReplicaSchema.id(c.name());
+            String quoted = ShardSql.quoteId(c.name());
             if (textCopy) {
                 PgValueParser parser = catalog.parser(c.typeOid(), PgValueParsers.Target.REPLICA);
                 decoders[i] = textDecoder(parser, c.dataType());
@@ -90,8 +91,8 @@ final class TableCopier {
      * replication stream publishes; upstream applied the other publications' filters anyway.
      */
     String selectStatement() {
-        String from = "SELECT " + selectList + " FROM " + LiteReplicaSchema.id(table.schema()) + "."
-                + LiteReplicaSchema.id(table.name());
+        String from = "SELECT " + selectList + " FROM " + ShardSql.quoteId(table.schema()) + "."
+                + ShardSql.quoteId(table.name());
         boolean someUnfiltered = table.rowFilters().size() < table.publications().size();
         if (table.rowFilters().isEmpty() || someUnfiltered) {
             return from;
@@ -107,8 +108,8 @@ final class TableCopier {
     long[] estimate(Connection conn) throws SQLException {
         try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(
                 "SELECT GREATEST(reltuples,0)::float8 AS \"totalRows\", pg_table_size(oid)::float8 AS \"totalBytes\" "
-                        + "FROM pg_class WHERE oid = '" + (LiteReplicaSchema.id(table.schema()) + "."
-                                + LiteReplicaSchema.id(table.name())).replace("'", "''") + "'::regclass")) {
+                        + "FROM pg_class WHERE oid = '" + (ShardSql.quoteId(table.schema()) + "."
+                                + ShardSql.quoteId(table.name())).replace("'", "''") + "'::regclass")) {
             return rs.next() ? new long[] {(long) rs.getDouble(1), (long) rs.getDouble(2)} : new long[] {0, 0};
         }
     }

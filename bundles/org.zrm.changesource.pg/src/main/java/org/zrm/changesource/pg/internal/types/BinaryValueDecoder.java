@@ -2,7 +2,7 @@ package org.zrm.changesource.pg.internal.types;
 
 /**
  * Decodes one field of a binary COPY tuple directly into a SQLite replica value (see
- * {@link LiteValues} for the value types).
+ * {@link org.zrm.replica.LiteValues} for the value types).
  */
 @FunctionalInterface
 public interface BinaryValueDecoder {

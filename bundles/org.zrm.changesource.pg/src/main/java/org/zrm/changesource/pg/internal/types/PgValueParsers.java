@@ -18,7 +18,7 @@ import org.zrm.protocol.json.ProtocolCodec;
  *       arrays → unmodifiable nested lists (json/jsonb elements parsed, bigint-aware); everything
  *       else (enums, uuid, text, interval, …) → the text itself.</li>
  *   <li>{@link Target#REPLICA}: as above but bytea → {@code byte[]} (stored as a BLOB), for text
- *       COPY at initial sync. Feed the result to {@link LiteValues#liteValue}.</li>
+ *       COPY at initial sync. Feed the result to {@link org.zrm.replica.LiteValues#liteValue}.</li>
  * </ul>
  *
  * <p>Parsers are stateless and may be cached per column.

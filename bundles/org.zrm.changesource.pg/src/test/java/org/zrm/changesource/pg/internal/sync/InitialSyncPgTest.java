@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -84,6 +85,13 @@ class InitialSyncPgTest {
                 .withBuffers(50, 1000, 1 << 20);
         return new InitialSync(ShardConfig.of(appId, 0, List.of()), JdbcPgConnector.fromUri(db.uri()), opts,
                 Map.of("taskID", "test")).run(file);
+    }
+
+    /** Runs SQL on the upstream database. */
+    private static void upstream(String sql) throws SQLException {
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
     }
 
     static Connection lite(Path file) throws SQLException {
@@ -344,11 +352,51 @@ class InitialSyncPgTest {
         }
     }
 
+    /**
+     * Data corruption seen by the replicator: a re-sync renamed the new file over a replica that the
+     * replicator had been writing in WAL mode, the old {@code -wal} stayed, and SQLite replayed its
+     * frames onto the new file (the old stateVersion showed up in the fresh replica).
+     */
+    @Test
+    void resyncOverAWalModeReplica_doesNotReplayTheOldWal() throws Exception {
+        upstream("CREATE TABLE other.walr (id int PRIMARY KEY, v text); INSERT INTO other.walr VALUES (1, 'a'); "
+                + "CREATE PUBLICATION walr_pub FOR TABLE other.walr");
+        Path file = dir.resolve("walr.db");
+        Path wal = dir.resolve("walr.db-wal");
+        Path shm = dir.resolve("walr.db-shm");
+        InitialSync sync = new InitialSync(ShardConfig.of("walr", 0, List.of("walr_pub")),
+                JdbcPgConnector.fromUri(db.uri()), InitialSyncOptions.defaults(), Map.of());
+        InitialSyncResult first = sync.run(file);
+
+        // The replicator's writer: WAL mode, checkpoints left to litestream, one applied transaction.
+        try (Connection w = lite(file); Statement st = w.createStatement()) {
+            assertEquals("wal", row(w, "PRAGMA journal_mode = WAL").get("journal_mode"));
+            st.execute("PRAGMA wal_autocheckpoint = 0");
+            st.execute("UPDATE \"_zero.replicationState\" SET stateVersion = 'zz'");
+            st.execute("UPDATE \"other.walr\" SET v = 'stale'");
+            assertTrue(Files.size(wal) > 0);
+            // What a killed writer leaves behind (closing the last connection checkpoints and
+            // removes the WAL, so keep copies and put them back).
+            Files.copy(wal, dir.resolve("walr.stale-wal"));
+            Files.copy(shm, dir.resolve("walr.stale-shm"));
+        }
+        Files.copy(dir.resolve("walr.stale-wal"), wal, StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(dir.resolve("walr.stale-shm"), shm, StandardCopyOption.REPLACE_EXISTING);
+
+        InitialSyncResult second = sync.run(file);
+        assertTrue(second.replicaVersion().compareTo(first.replicaVersion()) > 0);
+        // Opening the file is what would replay a stale WAL onto it.
+        try (Connection lite = lite(file)) {
+            assertEquals(second.replicaVersion(),
+                    row(lite, "SELECT stateVersion FROM \"_zero.replicationState\"").get("stateVersion"));
+            assertEquals("a", row(lite, "SELECT v FROM \"other.walr\" WHERE id = 1").get("v"));
+            assertEquals("ok", row(lite, "PRAGMA integrity_check").get("integrity_check"));
+        }
+    }
+
     @Test
     void resumeInitialSyncWithInvalidTable_slotDroppedNothingTrusted() throws Exception {
-        try (Connection c = db.connect(); Statement st = c.createStatement()) {
-            st.execute("CREATE TABLE other.nopk (a int, b text); CREATE PUBLICATION nopk_pub FOR TABLE other.nopk");
-        }
+        upstream("CREATE TABLE other.nopk (a int, b text); CREATE PUBLICATION nopk_pub FOR TABLE other.nopk");
         Path file = dir.resolve("nopk.db");
         UnsupportedTableSchemaException e = assertThrows(UnsupportedTableSchemaException.class,
                 () -> new InitialSync(ShardConfig.of("nopk", 0, List.of("nopk_pub")), JdbcPgConnector.fromUri(db.uri()),
@@ -359,10 +407,8 @@ class InitialSyncPgTest {
 
     @Test
     void reservedColumnName_rejected() throws Exception {
-        try (Connection c = db.connect(); Statement st = c.createStatement()) {
-            st.execute("CREATE TABLE other.reserved (id int PRIMARY KEY, _0_version text); "
-                    + "CREATE PUBLICATION reserved_pub FOR TABLE other.reserved");
-        }
+        upstream("CREATE TABLE other.reserved (id int PRIMARY KEY, _0_version text); "
+                + "CREATE PUBLICATION reserved_pub FOR TABLE other.reserved");
         Path file = dir.resolve("reserved.db");
         UnsupportedTableSchemaException e = assertThrows(UnsupportedTableSchemaException.class,
                 () -> new InitialSync(ShardConfig.of("reserved", 0, List.of("reserved_pub")),
@@ -373,11 +419,9 @@ class InitialSyncPgTest {
 
     @Test
     void tableWithoutKeyButUniqueNotNullIndex_isAcceptedAndGetsReplicaIdentity() throws Exception {
-        try (Connection c = db.connect(); Statement st = c.createStatement()) {
-            st.execute("CREATE TABLE other.joinkey (a int NOT NULL, b int NOT NULL); "
-                    + "CREATE UNIQUE INDEX join_key ON other.joinkey (a, b); "
-                    + "CREATE PUBLICATION joinkey_pub FOR TABLE other.joinkey");
-        }
+        upstream("CREATE TABLE other.joinkey (a int NOT NULL, b int NOT NULL); "
+                + "CREATE UNIQUE INDEX join_key ON other.joinkey (a, b); "
+                + "CREATE PUBLICATION joinkey_pub FOR TABLE other.joinkey");
         InitialSyncResult r = new InitialSync(ShardConfig.of("joinkey", 0, List.of("joinkey_pub")),
                 JdbcPgConnector.fromUri(db.uri()), InitialSyncOptions.defaults(), Map.of()).run(dir.resolve("jk.db"));
         assertEquals(List.of("_joinkey_metadata_0", "joinkey_pub"), r.publications());
@@ -390,10 +434,8 @@ class InitialSyncPgTest {
 
     @Test
     void permissiveValidation_warnsForTableWithoutKey() throws Exception {
-        try (Connection c = db.connect(); Statement st = c.createStatement()) {
-            st.execute("CREATE TABLE other.nokey2 (a int); INSERT INTO other.nokey2 VALUES (1), (1); "
-                    + "CREATE PUBLICATION nokey2_pub FOR TABLE other.nokey2");
-        }
+        upstream("CREATE TABLE other.nokey2 (a int); INSERT INTO other.nokey2 VALUES (1), (1); "
+                + "CREATE PUBLICATION nokey2_pub FOR TABLE other.nokey2");
         Path file = dir.resolve("nokey2.db");
         new InitialSync(ShardConfig.of("nokey2", 0, List.of("nokey2_pub")), JdbcPgConnector.fromUri(db.uri()),
                 InitialSyncOptions.defaults().withRequireRowKey(false), Map.of()).run(file);
@@ -406,12 +448,10 @@ class InitialSyncPgTest {
     void failedSyncMidCopy_leavesNothingTrusted() throws Exception {
         // A real failure in the middle of the copy: text COPY of bytea under bytea_output=escape
         // cannot be converted. The big table and other tables may already have been copied.
-        try (Connection c = db.connect(); Statement st = c.createStatement()) {
-            st.execute("CREATE TABLE other.blobs (id int PRIMARY KEY, data bytea); "
-                    + "INSERT INTO other.blobs SELECT g, '\\x01'::bytea FROM generate_series(1, 10) g; "
-                    + "CREATE PUBLICATION blobs_pub FOR TABLE public.big, other.blobs; "
-                    + "ALTER ROLE postgres IN DATABASE " + db.name() + " SET bytea_output = 'escape'");
-        }
+        upstream("CREATE TABLE other.blobs (id int PRIMARY KEY, data bytea); "
+                + "INSERT INTO other.blobs SELECT g, '\\x01'::bytea FROM generate_series(1, 10) g; "
+                + "CREATE PUBLICATION blobs_pub FOR TABLE public.big, other.blobs; "
+                + "ALTER ROLE postgres IN DATABASE " + db.name() + " SET bytea_output = 'escape'");
         Path file = dir.resolve("failed.db");
         Files.writeString(file, "previous replica content that must survive");
         try {
@@ -421,9 +461,7 @@ class InitialSyncPgTest {
                     List.of("blobs_pub")), JdbcPgConnector.fromUri(db.uri()), opts, Map.of()).run(file));
             assertTrue(String.valueOf(e.getMessage()).contains("bytea"), e.toString());
         } finally {
-            try (Connection c = db.connect(); Statement st = c.createStatement()) {
-                st.execute("ALTER ROLE postgres IN DATABASE " + db.name() + " RESET bytea_output");
-            }
+            upstream("ALTER ROLE postgres IN DATABASE " + db.name() + " RESET bytea_output");
         }
         assertEquals("previous replica content that must survive", Files.readString(file));
         assertNoTrustedLeftovers(dir.resolve("failed-none.db"), "failing");
