@@ -13,6 +13,7 @@ import org.zrm.protocol.JsonValues;
 import org.zrm.protocol.json.internal.JsonPath;
 import org.zrm.protocol.json.internal.JsonTreeParser;
 import org.zrm.protocol.json.internal.JsonWriter;
+import org.zrm.protocol.json.internal.NumberMemo;
 import org.zrm.protocol.json.internal.ModelDecoder;
 import org.zrm.protocol.json.internal.ModelEncoder;
 import org.zrm.protocol.subscriber.Ack;
@@ -42,12 +43,13 @@ import org.zrm.protocol.subscriber.SubscriberProtocol;
 public final class ProtocolCodec {
 
     private final JsonTreeParser parser = new JsonTreeParser();
+    private final NumberMemo numbers = new NumberMemo();
 
     // ------------------------------------------------------------ change-source protocol
 
     /** Writes a change-source downstream message, e.g. {@code ["begin",{…},{"commitWatermark":"…"}]}. */
     public String encode(ChangeStreamMessage message) {
-        JsonWriter w = new JsonWriter();
+        JsonWriter w = new JsonWriter(numbers);
         ModelEncoder.changeStreamMessage(w, Objects.requireNonNull(message, "message"));
         return w.toString();
     }
@@ -66,7 +68,7 @@ public final class ProtocolCodec {
      * Writes a bare change object (the second tuple element), which is what the change log stores.
      */
     public String encodeChange(Change change) {
-        JsonWriter w = new JsonWriter();
+        JsonWriter w = new JsonWriter(numbers);
         ModelEncoder.change(w, Objects.requireNonNull(change, "change"));
         return w.toString();
     }
@@ -78,7 +80,7 @@ public final class ProtocolCodec {
 
     /** Writes an upstream ack, {@code ["status",{…},{"watermark":"…"}]}. */
     public String encode(ChangeSourceUpstream ack) {
-        JsonWriter w = new JsonWriter();
+        JsonWriter w = new JsonWriter(numbers);
         ModelEncoder.changeSourceUpstream(w, Objects.requireNonNull(ack, "ack"));
         return w.toString();
     }
@@ -90,7 +92,7 @@ public final class ProtocolCodec {
 
     /** Writes a backfill request object. */
     public String encode(BackfillRequest request) {
-        JsonWriter w = new JsonWriter();
+        JsonWriter w = new JsonWriter(numbers);
         ModelEncoder.backfillRequest(w, Objects.requireNonNull(request, "request"));
         return w.toString();
     }
@@ -104,7 +106,7 @@ public final class ProtocolCodec {
 
     /** Writes a subscriber downstream message (the {@code msg} of a frame). */
     public String encode(Downstream message) {
-        JsonWriter w = new JsonWriter();
+        JsonWriter w = new JsonWriter(numbers);
         ModelEncoder.downstream(w, Objects.requireNonNull(message, "message"));
         return w.toString();
     }
@@ -116,7 +118,7 @@ public final class ProtocolCodec {
 
     /** Writes the {@code /snapshot} status message. */
     public String encode(SnapshotStatus status) {
-        JsonWriter w = new JsonWriter();
+        JsonWriter w = new JsonWriter(numbers);
         ModelEncoder.snapshotStatus(w, Objects.requireNonNull(status, "status"));
         return w.toString();
     }

@@ -113,7 +113,8 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
                 .withStartupDelay(Duration.ofMillis(c.changeStreamer_startupDelayMs()))
                 .withSubscriberMaxBufferedBytes(c.changeStreamer_subscriberMaxBufferedBytes())
                 .withFlowControl(c.changeStreamer_flowControlConsensusPaddingSeconds(),
-                        StreamerSettings.FLUSH_BYTES_THRESHOLD, Duration.ofSeconds(1));
+                        StreamerSettings.FLUSH_BYTES_THRESHOLD, Duration.ofSeconds(1))
+                .withFlowControlWindow(c.changeStreamer_flowControlWindow());
     }
 
     private static String hostname() {

@@ -59,4 +59,10 @@ public @interface ChangeStreamerConfig {
     @AttributeDefinition(name = "Catch-up threads", min = "1",
             description = "Threads catching subscribers up from the change log (each holds one change-db connection)")
     int changeStreamer_catchupThreads() default 4;
+
+    @AttributeDefinition(name = "Flow-control window", min = "1", max = "1024",
+            description = "Flushes of 64 KiB that may be forwarded before the oldest is settled by the subscribers"
+                    + " (consumed by all, or by a majority plus the padding); 1 = upstream's lock-step. Capped so that"
+                    + " a subscriber that keeps up never exceeds its buffer bound")
+    int changeStreamer_flowControlWindow() default StreamerSettings.DEFAULT_FLOW_CONTROL_WINDOW;
 }

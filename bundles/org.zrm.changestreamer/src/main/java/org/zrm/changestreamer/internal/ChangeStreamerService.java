@@ -164,6 +164,9 @@ public final class ChangeStreamerService implements ChangeStreamer {
     private final AtomicLong resets = new AtomicLong();
     private final AtomicLong subscriptions = new AtomicLong();
     private final AtomicLong droppedSubscribers = new AtomicLong();
+    private final AtomicLong flowControlWaits = new AtomicLong();
+    private final AtomicLong flowControlWaitNanos = new AtomicLong();
+    private final int flowControlWindow;
 
     /**
      * Creates the streamer and starts its stream loop.
@@ -176,6 +179,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
     ChangeStreamerService(StreamerSettings settings, StorerFactory storerFactory, SourceProvider sources,
             CleanupTimer cleanupTimer) {
         this.settings = settings;
+        this.flowControlWindow = settings.effectiveFlowControlWindow();
         this.storerFactory = storerFactory;
         this.changeLog = storerFactory.changeLog();
         this.sources = sources;
@@ -729,7 +733,14 @@ public final class ChangeStreamerService implements ChangeStreamer {
                     changes.incrementAndGet();
                 }
                 if (broadcast != null) {
-                    broadcast.done().get();
+                    // Wait for the oldest flush once the window is full, not for this one: the
+                    // round trip to the subscribers then overlaps forwarding instead of pausing
+                    // it at every flush (upstream waits for each, a window of 1).
+                    long waited = forwarder.awaitWindow(flowControlWindow);
+                    if (waited > 0) {
+                        flowControlWaits.incrementAndGet();
+                        flowControlWaitNanos.addAndGet(waited);
+                    }
                 }
             }
         } catch (ChangeStreamClosedException e) {
@@ -991,6 +1002,12 @@ public final class ChangeStreamerService implements ChangeStreamer {
         m.put("changes", changes.get());
         m.put("restarts", restarts.get());
         m.put("resets", resets.get());
+        Map<String, Object> fc = new LinkedHashMap<>();
+        fc.put("window", flowControlWindow);
+        fc.put("inFlight", forwarder.broadcastsInFlight());
+        fc.put("waits", flowControlWaits.get());
+        fc.put("waitedMs", flowControlWaitNanos.get() / 1_000_000);
+        m.put("flowControl", fc);
         Storer s = storerForStatus();
         Map<String, Object> st = new LinkedHashMap<>();
         st.put("queuedBytes", s == null ? 0L : s.queuedBytes());
@@ -1061,6 +1078,14 @@ public final class ChangeStreamerService implements ChangeStreamer {
 
     long restarts() {
         return restarts.get();
+    }
+
+    long flowControlWaits() {
+        return flowControlWaits.get();
+    }
+
+    long flowControlWaitNanos() {
+        return flowControlWaitNanos.get();
     }
 
     long resets() {

@@ -4,6 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutionException;
 import java.util.function.LongSupplier;
 
 /**
@@ -25,7 +27,12 @@ final class Forwarder {
     private final Set<Subscriber> queued = ConcurrentHashMap.newKeySet();
     private final LongSupplier clockMillis;
     private volatile boolean inTransaction;
-    private volatile Broadcast currentBroadcast;
+    /**
+     * Tracked broadcasts not yet known to be settled, oldest first. The stream loop adds one per
+     * flush and waits for the oldest once more than the window are in flight; the progress monitor
+     * applies the consensus rule to all of them. Bounded by the window plus one.
+     */
+    private final ConcurrentLinkedDeque<Broadcast> inFlight = new ConcurrentLinkedDeque<>();
 
     Forwarder(LongSupplier clockMillis) {
         this.clockMillis = clockMillis;
@@ -58,26 +65,57 @@ final class Forwarder {
     Broadcast forwardWithFlowControl(WatermarkedChange change) {
         Broadcast b = new Broadcast(List.copyOf(active), change, clockMillis);
         updateActive(change.tag());
-        currentBroadcast = b;
+        inFlight.addLast(b);
         return b;
     }
 
-    /** Called by the progress monitor every second. */
+    /**
+     * Waits until at most {@code window} tracked broadcasts are unsettled (called by the stream
+     * loop after a tracked forward, outside the stream lock). With a window of 1 this is upstream's
+     * lock-step: wait for the broadcast just made.
+     *
+     * @return nanoseconds spent waiting
+     */
+    long awaitWindow(int window) throws InterruptedException, ExecutionException {
+        long waited = 0;
+        while (true) {
+            Broadcast oldest = inFlight.peekFirst();
+            if (oldest == null) {
+                return waited;
+            }
+            if (oldest.isDone()) {
+                inFlight.remove(oldest);
+                continue;
+            }
+            if (inFlight.size() <= window - 1) {
+                return waited;
+            }
+            long t0 = System.nanoTime();
+            oldest.done().get();
+            waited += System.nanoTime() - t0;
+        }
+    }
+
+    /** Called by the progress monitor every second: the consensus rule for every broadcast in flight. */
     void checkProgress(long paddingMillis) {
-        Broadcast b = currentBroadcast;
-        if (b != null && b.checkProgress(paddingMillis)) {
-            if (currentBroadcast == b) {
-                currentBroadcast = null;
+        for (Broadcast b : inFlight) {
+            if (b.checkProgress(paddingMillis)) {
+                inFlight.remove(b);
             }
         }
     }
 
-    /** Releases a broadcast the stream loop is waiting for (shutdown). */
+    /** Releases the broadcasts the stream loop may wait for (shutdown, end of a stream). */
     void releaseBroadcast() {
-        Broadcast b = currentBroadcast;
-        if (b != null) {
+        Broadcast b;
+        while ((b = inFlight.pollFirst()) != null) {
             b.release();
         }
+    }
+
+    /** @return tracked broadcasts not yet known to be settled */
+    int broadcastsInFlight() {
+        return inFlight.size();
     }
 
     /** Sends a lag-report status to the active subscribers. */

@@ -24,6 +24,12 @@ final class StreamerMetrics {
                 service.transactions());
         sink.counter("zrm_changestreamer_changes_total", "Data changes forwarded and stored", Map.of(), service.changes());
         sink.counter("zrm_changestreamer_restarts_total", "Stream restarts after an error", Map.of(), service.restarts());
+        sink.counter("zrm_changestreamer_flow_control_waits_total",
+                "Times the stream loop waited for subscribers because the flow-control window was full", Map.of(),
+                service.flowControlWaits());
+        sink.counter("zrm_changestreamer_flow_control_wait_seconds_total",
+                "Time the stream loop spent waiting for subscribers (flow control)", Map.of(),
+                service.flowControlWaitNanos() / 1e9);
         sink.counter("zrm_changestreamer_resets_total", "In-process replica re-syncs (auto-reset)", Map.of(),
                 service.resets());
         sink.counter("zrm_changestreamer_subscriptions_total", "Subscriptions received", Map.of(), service.subscriptions());

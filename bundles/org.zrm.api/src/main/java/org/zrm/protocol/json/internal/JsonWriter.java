@@ -26,6 +26,7 @@ public final class JsonWriter {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
     private final StringBuilder out;
+    private final NumberMemo numbers;
     private boolean[] needsComma = new boolean[16];
     private int depth;
     private boolean afterName;
@@ -37,7 +38,20 @@ public final class JsonWriter {
 
     /** A writer appending to {@code out}. */
     public JsonWriter(StringBuilder out) {
+        this(out, null);
+    }
+
+    /**
+     * A writer with a fresh buffer that formats fractional numbers through {@code numbers} (shared
+     * by one codec's encodings, see {@link NumberMemo}).
+     */
+    public JsonWriter(NumberMemo numbers) {
+        this(new StringBuilder(256), numbers);
+    }
+
+    private JsonWriter(StringBuilder out, NumberMemo numbers) {
         this.out = out;
+        this.numbers = numbers;
     }
 
     /** The text written so far. */
@@ -112,7 +126,11 @@ public final class JsonWriter {
     /** Writes a JavaScript number. */
     public JsonWriter number(double v) {
         beforeValue();
-        JsNumbers.appendJson(out, v);
+        if (numbers != null) {
+            numbers.appendJson(out, v);
+        } else {
+            JsNumbers.appendJson(out, v);
+        }
         return this;
     }
 
