@@ -11,8 +11,9 @@ import java.nio.file.Path;
  * @param workDir  a scratch folder for this run (clusters, replica files)
  * @param pgBin    the PostgreSQL 15 server binaries
  * @param scale    1.0 for the workload as specified; smaller for a quick smoke run
+ * @param home     the project folder (its {@code runtime/} holds the launcher and runtime jars)
  */
-public record BenchContext(PrintStream out, Path workDir, Path pgBin, double scale) {
+public record BenchContext(PrintStream out, Path workDir, Path pgBin, double scale, Path home) {
 
     /** Scales a row or transaction count, never below 1. */
     public int scaled(int count) {

@@ -58,7 +58,7 @@ public final class Main {
         // Clusters under it run as the postgres OS user when we are root; a 0700 folder would lock it out.
         Files.setPosixFilePermissions(workDir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         Path pgBin = Path.of(System.getenv().getOrDefault("ZRM_PG_BIN", "/usr/lib/postgresql/15/bin"));
-        List<Result> results = workload.run(new BenchContext(System.out, workDir, pgBin, scale));
+        List<Result> results = workload.run(new BenchContext(System.out, workDir, pgBin, scale, home));
         write(home.resolve("target/bench").resolve(workload.name() + ".json"), workload, scale, results);
         results.forEach(r -> System.out.println(r.resultLine()));
         return 0;

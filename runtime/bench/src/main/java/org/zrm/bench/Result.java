@@ -9,18 +9,38 @@ import java.util.Map;
  * rate (e.g. {@code rows/s}, {@code MB/s}); {@code details} carries anything else worth recording
  * (row counts, durations, profiles), written to the JSON file only.
  */
-public record Result(String name, double zrm, double limit, double target, String unit, Map<String, Object> details) {
+public record Result(String name, double zrm, double limit, double target, String unit, Map<String, Object> details,
+        String customLine, boolean customMet) {
+
+    /** A rate compared with a limit: the usual case. */
+    public Result(String name, double zrm, double limit, double target, String unit, Map<String, Object> details) {
+        this(name, zrm, limit, target, unit, details, null, false);
+    }
+
+    /**
+     * A case that is not a rate against a limit (latency percentiles): {@code line} is printed as
+     * is after {@code RESULT <name> }, and {@code met} says whether its target was met.
+     */
+    public static Result custom(String name, String line, boolean met, Map<String, Object> details) {
+        return new Result(name, 0, 0, 0, "", details, line, met);
+    }
 
     public double ratio() {
         return limit <= 0 ? 0 : zrm / limit;
     }
 
     public boolean met() {
+        if (customLine != null) {
+            return customMet;
+        }
         return ratio() >= target;
     }
 
     /** The final line format the issues ask for. */
     public String resultLine() {
+        if (customLine != null) {
+            return "RESULT " + name + " " + customLine + " met=" + (customMet ? "yes" : "no");
+        }
         return String.format(Locale.ROOT, "RESULT %s zrm=%.1f limit=%.1f ratio=%.3f target=%s met=%s",
                 name, zrm, limit, ratio(), trim(target), met() ? "yes" : "no");
     }
@@ -28,6 +48,12 @@ public record Result(String name, double zrm, double limit, double target, Strin
     Map<String, Object> toJson() {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("name", name);
+        if (customLine != null) {
+            json.put("line", resultLine());
+            json.put("met", met());
+            json.put("details", details);
+            return json;
+        }
         json.put("unit", unit);
         json.put("zrm", zrm);
         json.put("limit", limit);

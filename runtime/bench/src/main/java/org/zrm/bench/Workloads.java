@@ -10,7 +10,11 @@ final class Workloads {
             // source-W1 / source-W2 (issue: Postgres change source)
             org.zrm.bench.source.SourceWorkload.w1(), org.zrm.bench.source.SourceWorkload.w2(),
             // storer-W3 (issue: storer)
-            new org.zrm.bench.storer.StorerW3()
+            new org.zrm.bench.storer.StorerW3(),
+            // e2e-W1, e2e-W2, fanout-W4, catchup-W5, latency (issue: change streamer)
+            org.zrm.bench.e2e.E2eWorkload.w1(), org.zrm.bench.e2e.E2eWorkload.w2(),
+            org.zrm.bench.e2e.E2eWorkload.fanout(), org.zrm.bench.e2e.E2eWorkload.catchup(),
+            org.zrm.bench.e2e.E2eWorkload.latency()
     );
 
     private Workloads() {

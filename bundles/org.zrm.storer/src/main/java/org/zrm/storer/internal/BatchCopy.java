@@ -26,19 +26,28 @@ final class BatchCopy {
     private byte[] buf;
     private int size;
 
-    private BatchCopy(int capacity) {
-        this.buf = new byte[capacity];
+    private BatchCopy(byte[] buf) {
+        this.buf = buf;
     }
 
-    /** @return the COPY input for {@code rows}; the array may be longer than {@code length()} */
+    /** @return the COPY input for {@code rows} in a new array, which may be longer than {@code length()} */
     static BatchCopy encode(List<ChangeLogEntry> rows) {
+        return encode(rows, new CopyBuffers());
+    }
+
+    /**
+     * @param buffers where the array comes from; hand {@link #buffer()} back to it with
+     *     {@link CopyBuffers#release} once the COPY has been sent
+     * @return the COPY input for {@code rows}; the array may be longer than {@code length()}
+     */
+    static BatchCopy encode(List<ChangeLogEntry> rows, CopyBuffers buffers) {
         long estimate = HEADER.length + 2;
         for (ChangeLogEntry row : rows) {
             // Exact for ASCII text, which W3-like and most change text is; the buffer grows otherwise.
             estimate += 2 + 4 + row.watermark().length() + 4 + 8 + 4 + row.change().length() + 4
                     + row.watermark().length();
         }
-        BatchCopy b = new BatchCopy((int) Math.min(Integer.MAX_VALUE - 16, estimate));
+        BatchCopy b = new BatchCopy(buffers.acquire((int) Math.min(Integer.MAX_VALUE - 16, estimate)));
         b.bytes(HEADER);
         for (ChangeLogEntry row : rows) {
             b.int16(FIELDS);

@@ -54,6 +54,8 @@ public final class PgChangeLog implements ChangeLog, AutoCloseable {
     private final ProtocolCodec codec = new ProtocolCodec();
     private final SchemaChangeTracker tracker;
     private final ThreadPoolExecutor writer;
+    /** Encoded COPY batches, recycled across the write transactions of this log. */
+    private final CopyBuffers copyBuffers = new CopyBuffers();
     private final ScheduledThreadPoolExecutor timer;
     private final Object initLock = new Object();
     private volatile boolean initialized;
@@ -306,7 +308,7 @@ public final class PgChangeLog implements ChangeLog, AutoCloseable {
                 }
             }
             return new PgChangeLogTransaction(schema, lease, writer, tracker, settings.changeLogBatchSize(),
-                    settings.statementTimeoutMs(), taskID, owner, settings.insertMode());
+                    settings.statementTimeoutMs(), taskID, owner, settings.insertMode(), copyBuffers);
         } catch (SQLException e) {
             rollbackAndRelease(lease);
             throw failure("beginTransaction", e);

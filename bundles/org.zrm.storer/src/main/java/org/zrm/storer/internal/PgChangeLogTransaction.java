@@ -67,6 +67,7 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
     private final String insertRowSql;
     private final String copySql;
     private final StorerSettings.InsertMode insertMode;
+    private final CopyBuffers copyBuffers;
     private boolean copyTimeoutSet; // touched only by the writer thread, one task at a time
 
     private List<ChangeLogEntry> batch;
@@ -81,8 +82,9 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
 
     PgChangeLogTransaction(CdcSchema schema, ConnectionPool.Lease lease, Executor writer,
             SchemaChangeTracker tracker, int batchSize, int statementTimeoutMs, String taskID, String owner,
-            StorerSettings.InsertMode insertMode) {
+            StorerSettings.InsertMode insertMode, CopyBuffers copyBuffers) {
         this.schema = schema;
+        this.copyBuffers = copyBuffers;
         this.lease = lease;
         this.c = lease.connection();
         this.writer = writer;
@@ -257,8 +259,14 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
                 ChangeLogEntry row = rowsToWrite.get(0);
                 submit(() -> insertRow(row));
             } else {
-                BatchCopy copy = BatchCopy.encode(rowsToWrite);
-                submit(() -> copyRows(copy));
+                BatchCopy copy = BatchCopy.encode(rowsToWrite, copyBuffers);
+                submit(() -> {
+                    try {
+                        copyRows(copy);
+                    } finally {
+                        copyBuffers.release(copy.buffer()); // sent or failed: nothing reads it any more
+                    }
+                });
             }
         } else {
             String json = BatchJson.encode(rowsToWrite);

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * it runs, because the figure disappears with the process. Shows which side of the socket is the
  * bottleneck. The last sample is at most one period old, so the figure is a lower bound.
  */
-final class ProcCpu implements AutoCloseable {
+public final class ProcCpu implements AutoCloseable {
 
     /** {@code USER_HZ}: 100 on every Linux this runs on. */
     private static final double TICKS_PER_SECOND = 100.0;
@@ -40,7 +40,7 @@ final class ProcCpu implements AutoCloseable {
     }
 
     /** Stops sampling (after one last sample) and returns CPU seconds, or -1 if never sampled. */
-    double stopSeconds() {
+    public double stopSeconds() {
         sample();
         task.cancel(false);
         long t = ticks.get();

@@ -14,17 +14,17 @@ import org.zrm.pgcluster.PgCluster;
  * to exit (so, like the ZRM figure, it includes connecting and starting replication).
  * {@code pg_recvlogical} confirms {@code endpos} to the server before it exits.
  */
-final class RecvLogical {
+public final class RecvLogical {
 
     /** One drain: wall seconds and the CPU seconds of both sides. */
-    record Run(double seconds, double walsenderCpu, double clientCpu) {}
+    public record Run(double seconds, double walsenderCpu, double clientCpu) {}
 
     private final Path pgBin;
     private final PgCluster cluster;
     private final String db;
     private final String publication;
 
-    RecvLogical(Path pgBin, PgCluster cluster, String db, String publication) {
+    public RecvLogical(Path pgBin, PgCluster cluster, String db, String publication) {
         this.pgBin = pgBin;
         this.cluster = cluster;
         this.db = db;
@@ -40,7 +40,7 @@ final class RecvLogical {
         return cmd;
     }
 
-    Run drain(String slot, String endLsn, WalSenders walSenders, ScheduledExecutorService scheduler)
+    public Run drain(String slot, String endLsn, WalSenders walSenders, ScheduledExecutorService scheduler)
             throws IOException, InterruptedException, java.sql.SQLException {
         ProcessBuilder pb = new ProcessBuilder(command(slot, endLsn)).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD);

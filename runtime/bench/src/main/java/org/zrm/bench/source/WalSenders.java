@@ -8,11 +8,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BooleanSupplier;
 
 /** Finds the walsender serving a slot (to sample its CPU) and waits for a slot's confirmed position. */
-final class WalSenders {
+public final class WalSenders {
 
     private final Connection control;
 
-    WalSenders(Connection control) {
+    public WalSenders(Connection control) {
         this.control = control;
     }
 
@@ -21,7 +21,7 @@ final class WalSenders {
      * the client went away first. There is no notification for a slot becoming active, so this
      * polls every millisecond (a bounded wait on an external system).
      */
-    ProcCpu await(String slot, BooleanSupplier clientAlive, ScheduledExecutorService scheduler)
+    public ProcCpu await(String slot, BooleanSupplier clientAlive, ScheduledExecutorService scheduler)
             throws SQLException, InterruptedException {
         try (PreparedStatement ps = control.prepareStatement(
                 "SELECT active_pid FROM pg_replication_slots WHERE slot_name = ? AND active")) {
@@ -43,7 +43,7 @@ final class WalSenders {
      * measured interval. Postgres offers no notification for it, hence a 1 ms poll, bounded by
      * {@code timeoutMs}.
      */
-    boolean awaitConfirmed(String slot, String endLsn, long timeoutMs) throws SQLException, InterruptedException {
+    public boolean awaitConfirmed(String slot, String endLsn, long timeoutMs) throws SQLException, InterruptedException {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
         try (PreparedStatement ps = control.prepareStatement("SELECT confirmed_flush_lsn >= ?::pg_lsn"
                 + " FROM pg_replication_slots WHERE slot_name = ?")) {

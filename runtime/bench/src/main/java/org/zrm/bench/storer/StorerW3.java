@@ -181,6 +181,7 @@ public final class StorerW3 implements Workload {
             String last = ((org.zrm.protocol.ChangeStreamMessage.CommitMessage) tx.get(tx.size() - 1).message()).watermark();
             Latch latch = new Latch(last);
             resetStatements(cluster, db);
+            quiesce(cluster, db);
             long t0;
             long handedOver;
             long t1;
@@ -210,9 +211,7 @@ public final class StorerW3 implements Workload {
     private long copyOnce(PgCluster cluster, String copyDb, CopyLimit.Row[] rows, boolean binary) throws SQLException {
         try (Connection c = cluster.connect(copyDb)) {
             CopyLimit.truncate(c);
-            try (Statement s = c.createStatement()) {
-                s.execute("CHECKPOINT"); // both sides start from a clean WAL position
-            }
+            quiesce(c);
             return binary ? CopyLimit.copyBinary(c, rows) : CopyLimit.copyText(c, rows);
         }
     }
@@ -335,6 +334,25 @@ public final class StorerW3 implements Workload {
             rs.next();
             return rs.getLong(1);
         }
+    }
+
+    /**
+     * Brings both sides of a comparison to the same starting line: a checkpoint, so that neither
+     * pays for the other's (or the setup's) dirty buffers and WAL, and a full GC, so that neither
+     * pays for garbage it did not make (the fixture and the previous measurement allocate tens of
+     * MB each). Called right before every measured storer run and every measured COPY.
+     */
+    private static void quiesce(PgCluster cluster, String db) throws SQLException {
+        try (Connection c = cluster.connect(db)) {
+            quiesce(c);
+        }
+    }
+
+    private static void quiesce(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("CHECKPOINT");
+        }
+        System.gc();
     }
 
     private static void resetStatements(PgCluster cluster, String db) throws SQLException {

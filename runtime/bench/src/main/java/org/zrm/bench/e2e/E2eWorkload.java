@@ -1,0 +1,624 @@
+package org.zrm.bench.e2e;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.locks.LockSupport;
+import org.zrm.bench.BenchContext;
+import org.zrm.bench.Result;
+import org.zrm.bench.Workload;
+import org.zrm.bench.source.RecvLogical;
+import org.zrm.bench.source.WalSenders;
+import org.zrm.pgcluster.PgCluster;
+
+/**
+ * End-to-end benchmarks of the whole pipeline as deployed: the real runtime (launcher, Felix, the
+ * Postgres change source, the storer, the change streamer and its WebSocket endpoint) in a child
+ * process, and protocol-v6 WebSocket subscribers in this JVM (see {@link WsSubscriber}).
+ *
+ * <p><b>How a measured run starts cleanly.</b> Each measured run uses its own app id, hence its own
+ * slot, replica and change log. The app is prepared first: the runtime is started once so that it
+ * creates its slot and replica (initial sync of the still empty table) and stopped again. Then the
+ * load is written upstream while the runtime is down; the slot keeps the WAL. The measured run
+ * starts the runtime again with a long start-up delay, so that it does not stream until the first
+ * serving subscriber connects (as zero-cache's replication manager): the clock starts at that
+ * connect and stops when every subscriber has received the last commit <b>and</b> the slot's
+ * {@code confirmed_flush_lsn} has reached the end of the load, i.e. everything is stored and
+ * acked upstream.
+ *
+ * <p><b>Limit.</b> {@code pg_recvlogical} drains a slot created before the same load (the walsender
+ * limit of WORKLOADS.md), timed from process start to exit. Best of each side is reported, as for
+ * the change-source benchmarks: on this shared 2-core machine interference only ever adds time.
+ */
+public final class E2eWorkload implements Workload {
+
+    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY }
+
+    private static final String PUB = "bench_pub";
+    private static final int FANOUT_SUBSCRIBERS = 50;
+    private static final int REPS = 2;
+    private static final long CATCHUP_TARGET = 100_000;
+    private static final double LATENCY_TARGET_P99_MS = 20;
+
+    private final String name;
+    private final Kind kind;
+
+    private E2eWorkload(String name, Kind kind) {
+        this.name = name;
+        this.kind = kind;
+    }
+
+    public static E2eWorkload w1() {
+        return new E2eWorkload("e2e-W1", Kind.W1);
+    }
+
+    public static E2eWorkload w2() {
+        return new E2eWorkload("e2e-W2", Kind.W2);
+    }
+
+    public static E2eWorkload fanout() {
+        return new E2eWorkload("fanout-W4", Kind.FANOUT);
+    }
+
+    public static E2eWorkload catchup() {
+        return new E2eWorkload("catchup-W5", Kind.CATCHUP);
+    }
+
+    public static E2eWorkload latency() {
+        return new E2eWorkload("latency", Kind.LATENCY);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String description() {
+        return switch (kind) {
+            case W1 -> "end to end: 1,000,000 rows in 4 transactions, stored and acked, vs pg_recvlogical (target 0.5)";
+            case W2 -> "end to end: 100,000 single-row transactions, stored and acked, vs pg_recvlogical (target 0.3)";
+            case FANOUT -> "W1 to 50 WebSocket subscribers vs 1 subscriber (target 0.7)";
+            case CATCHUP -> "a new subscriber catching up a change log holding W1 (target 100,000 changes/s, <= 64 MB buffered)";
+            case LATENCY -> "W2 offered at 1,000 tx/s: commit upstream -> subscriber, p50/p99 (target p99 <= 20 ms)";
+        };
+    }
+
+    // ------------------------------------------------------------------ the run
+
+    private BenchContext ctx;
+    private PgCluster cluster;
+    private String upstreamDb;
+    private String changeDb;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @Override
+    public List<Result> run(BenchContext context) throws Exception {
+        this.ctx = context;
+        allowServerAccess(context.workDir());
+        ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1, r -> {
+            Thread t = new Thread(r, "bench-cpu-sampler");
+            t.setDaemon(true);
+            return t;
+        });
+        try (PgCluster c = PgCluster.builder()
+                .dataDir(context.workDir().resolve("pg"))
+                .binDir(context.pgBin())
+                .setting("shared_buffers", "256MB")
+                .setting("max_wal_size", "8GB")
+                .setting("min_wal_size", "1GB")
+                .setting("max_replication_slots", "32")
+                .setting("max_wal_senders", "32")
+                .start()) {
+            this.cluster = c;
+            String upstream = c.createDatabase("upstream");
+            this.upstreamDb = upstream;
+            this.changeDb = c.createDatabase("change");
+            try (Connection conn = c.connect(upstream); Statement s = conn.createStatement()) {
+                s.execute("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz DEFAULT now())");
+                s.execute("CREATE PUBLICATION " + PUB + " FOR TABLE t");
+            }
+            say("%s: cluster on port %d, work folder %s", name, c.port(), context.workDir());
+            return switch (kind) {
+                case W1 -> List.of(throughput(upstream, true, scheduler));
+                case W2 -> List.of(throughput(upstream, false, scheduler));
+                case FANOUT -> List.of(fanout(upstream));
+                case CATCHUP -> List.of(catchup(upstream));
+                case LATENCY -> List.of(latency(upstream));
+            };
+        } finally {
+            scheduler.shutdownNow();
+        }
+    }
+
+    /** e2e-W1 / e2e-W2: one subscriber, against pg_recvlogical. */
+    private Result throughput(String upstream, boolean bulk, ScheduledExecutorService scheduler) throws Exception {
+        int rows = bulk ? ctx.scaled(1_000_000) : ctx.scaled(100_000);
+        int txns = bulk ? Math.min(4, rows) : rows;
+        List<App> apps = new ArrayList<>();
+        for (int r = 1; r <= REPS; r++) {
+            apps.add(prepare(upstream, "bench" + r));
+        }
+        List<String> recvSlots = new ArrayList<>();
+        try (Connection conn = cluster.connect(upstream); Statement s = conn.createStatement()) {
+            for (int r = 1; r <= REPS; r++) {
+                s.execute("SELECT pg_create_logical_replication_slot('recv_" + r + "', 'pgoutput')");
+                recvSlots.add("recv_" + r);
+            }
+        }
+        String endLsn = load(upstream, rows, txns, bulk);
+        List<Double> zrm = new ArrayList<>();
+        List<Double> limit = new ArrayList<>();
+        List<Map<String, Object>> runs = new ArrayList<>();
+        RecvLogical recv = new RecvLogical(ctx.pgBin(), cluster, upstream, PUB);
+        try (Connection control = cluster.connect(upstream)) {
+            WalSenders walSenders = new WalSenders(control);
+            for (int r = 0; r < REPS; r++) {
+                Measured m = measure(apps.get(r), upstream, endLsn, rows, 1);
+                zrm.add((bulk ? rows : txns) / m.seconds);
+                say("  rep %d: zrm %.3f s (%s)", r + 1, m.seconds, rate(bulk, rows, txns, m.seconds));
+                runs.add(m.json("zrm", r + 1));
+                RecvLogical.Run p = recv.drain(recvSlots.get(r), endLsn, walSenders, scheduler);
+                limit.add((bulk ? rows : txns) / p.seconds());
+                say("  rep %d: pg_recvlogical %.3f s (%s)", r + 1, p.seconds(), rate(bulk, rows, txns, p.seconds()));
+                runs.add(Map.of("what", "pg_recvlogical", "rep", r + 1, "seconds", p.seconds()));
+            }
+        }
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("rows", rows);
+        details.put("transactions", txns);
+        details.put("runs", runs);
+        details.put("reported", "best of " + REPS + " for each side");
+        return new Result(name, max(zrm), max(limit), bulk ? 0.5 : 0.3, bulk ? "rows/s" : "txn/s", details);
+    }
+
+    /** fanout-W4: W1 to 50 subscribers against W1 to one subscriber, both measured here. */
+    private Result fanout(String upstream) throws Exception {
+        int rows = ctx.scaled(1_000_000);
+        int txns = Math.min(4, rows);
+        App single = prepare(upstream, "single");
+        App many = prepare(upstream, "fanout");
+        String endLsn = load(upstream, rows, txns, true);
+        Measured one = measure(single, upstream, endLsn, rows, 1);
+        say("  1 subscriber: %.3f s (%s)", one.seconds, rate(true, rows, txns, one.seconds));
+        Measured fifty = measure(many, upstream, endLsn, rows, FANOUT_SUBSCRIBERS);
+        say("  %d subscribers: %.3f s (%s)", FANOUT_SUBSCRIBERS, fifty.seconds, rate(true, rows, txns, fifty.seconds));
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("rows", rows);
+        details.put("subscribers", FANOUT_SUBSCRIBERS);
+        details.put("single", one.json("zrm, 1 subscriber", 1));
+        details.put("fanout", fifty.json("zrm, " + FANOUT_SUBSCRIBERS + " subscribers", 1));
+        details.put("limitIs", "the single-subscriber end-to-end rate in the same run");
+        return new Result(name, rows / fifty.seconds, rows / one.seconds, 0.7, "rows/s", details);
+    }
+
+    /** catchup-W5: a change log holding W1, one new subscriber at the oldest watermark. */
+    private Result catchup(String upstream) throws Exception {
+        int rows = ctx.scaled(1_000_000);
+        int txns = Math.min(4, rows);
+        App app = prepare(upstream, "catchup");
+        String endLsn = load(upstream, rows, txns, true);
+        long bound = 64L << 20;
+        try (RuntimeProcess rt = app.start(Map.of("changeStreamer.subscriberMaxBufferedBytes", Long.toString(bound)))) {
+            // Fill the change log: a live subscriber takes the whole load through.
+            try (WsSubscriber live = WsSubscriber.connect(http, rt.port(), "live", app.replicaVersion,
+                    app.lastWatermark(), "serving", null)) {
+                live.awaitInserts(rows, 600_000);
+                awaitConfirmed(app, endLsn);
+            }
+            say("  change log holds %d rows of %d transactions; catching up a new subscriber from %s", rows, txns,
+                    app.replicaVersion);
+            BufferSampler sampler = new BufferSampler(rt);
+            long t0 = System.nanoTime();
+            long done;
+            try (WsSubscriber behind = WsSubscriber.connect(http, rt.port(), "behind", app.replicaVersion,
+                    app.replicaVersion, "serving", null)) {
+                sampler.start();
+                done = behind.awaitInserts(rows, 600_000);
+            } finally {
+                sampler.stop();
+            }
+            double seconds = (done - t0) / 1e9;
+            double rate = rows / seconds;
+            say("  caught up %d changes in %.3f s (%.0f changes/s); largest buffered sample %.1f MB (bound %d MB)",
+                    rows, seconds, rate, sampler.max / 1e6, bound >> 20);
+            Map<String, Object> details = new LinkedHashMap<>();
+            details.put("rows", rows);
+            details.put("seconds", seconds);
+            details.put("subscriberMaxBufferedBytes", bound);
+            details.put("largestBufferedBytesSampled", sampler.max);
+            details.put("limitIs", "the target rate, 100,000 changes/s (WORKLOADS.md); the subscriber is"
+                    + " disconnected if it ever holds more than the bound, which would fail the run");
+            return new Result(name, rate, CATCHUP_TARGET, 1, "changes/s", details);
+        }
+    }
+
+    /** latency: single-row transactions offered at 1,000/s; commit returned upstream → commit frame received. */
+    private Result latency(String upstream) throws Exception {
+        int txns = ctx.scaled(20_000);
+        App app = prepare(upstream, "latency");
+        long[] committed = new long[txns];
+        long[] arrived = new long[txns];
+        long base = 10_000_000L;
+        try (RuntimeProcess rt = app.start(Map.of())) {
+            try (WsSubscriber sub = WsSubscriber.connect(http, rt.port(), "latency", app.replicaVersion,
+                    app.lastWatermark(), "serving", id -> {
+                        int i = (int) (id - base);
+                        if (i >= 0 && i < arrived.length) {
+                            arrived[i] = System.nanoTime();
+                        }
+                    });
+                 Connection c = cluster.connect(upstream);
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))")) {
+                try (Statement s = c.createStatement()) {
+                    s.execute("SET synchronous_commit = off");
+                }
+                awaitStreaming(rt);
+                long start = System.nanoTime();
+                for (int i = 0; i < txns; i++) {
+                    long due = start + i * 1_000_000L; // 1,000 tx/s, paced by the clock, not by the pipeline
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    ps.setLong(1, base + i);
+                    ps.setInt(2, i % 1000);
+                    ps.setLong(3, base + i);
+                    ps.executeUpdate();
+                    committed[i] = System.nanoTime();
+                }
+                double offered = txns / ((System.nanoTime() - start) / 1e9);
+                sub.awaitInserts(txns, 120_000);
+                // The first 10 % warm the JIT on both sides and are left out.
+                int skip = txns / 10;
+                double[] ms = new double[txns - skip];
+                for (int i = skip; i < txns; i++) {
+                    ms[i - skip] = (arrived[i] - committed[i]) / 1e6;
+                }
+                Arrays.sort(ms);
+                double p50 = ms[(int) Math.floor(0.50 * (ms.length - 1))];
+                double p99 = ms[(int) Math.floor(0.99 * (ms.length - 1))];
+                double max = ms[ms.length - 1];
+                say("  offered %.0f tx/s; commit -> subscriber p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d measured)",
+                        offered, p50, p99, max, ms.length);
+                Map<String, Object> details = new LinkedHashMap<>();
+                details.put("transactions", txns);
+                details.put("offeredTxnPerSec", offered);
+                details.put("p50Ms", p50);
+                details.put("p99Ms", p99);
+                details.put("maxMs", max);
+                details.put("measured", ms.length);
+                String line = String.format(Locale.ROOT, "p50_ms=%.2f p99_ms=%.2f target_p99_ms=%s", p50, p99,
+                        trim(LATENCY_TARGET_P99_MS));
+                return Result.custom("latency-W2", line, p99 <= LATENCY_TARGET_P99_MS, details);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ apps
+
+    /** One app id: its own slot, replica and change log, prepared before the load. */
+    private final class App {
+        final String id;
+        final Path dir;
+        final int zeroPort;
+        String replicaVersion;
+
+        App(String id) throws IOException {
+            this.id = id;
+            this.dir = ctx.workDir().resolve(id);
+            this.zeroPort = freePortPair();
+        }
+
+        RuntimeProcess start(Map<String, String> streamerOverrides) throws IOException, InterruptedException {
+            Map<String, String> env = new LinkedHashMap<>();
+            env.put("ZERO_UPSTREAM_DB", cluster.uri(upstreamDb));
+            env.put("ZERO_CHANGE_DB", cluster.uri(changeDb));
+            env.put("ZERO_APP_ID", id);
+            // No streaming before the first serving subscriber: the clock starts at its connect.
+            env.put("ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS", "3600000");
+            // For profiling the runtime, e.g. ZRM_BENCH_RUNTIME_JAVA_OPTS=-XX:StartFlightRecording=...
+            String opts = System.getenv("ZRM_BENCH_RUNTIME_JAVA_OPTS");
+            if (opts != null && !opts.isBlank()) {
+                env.put("ZRM_JAVA_OPTS", opts);
+            }
+            Map<String, String> streamer = new LinkedHashMap<>(streamerOverrides);
+            Map<String, Map<String, String>> overrides = new LinkedHashMap<>();
+            overrides.put("org.zrm.changestreamer", streamer);
+            // The backup-mode replicator is not part of these workloads (source, storer, streamer,
+            // subscriber); without its configuration it stays inactive.
+            overrides.put("org.zrm.replicator", null);
+            return RuntimeProcess.start(ctx.home(), dir, env, zeroPort, overrides);
+        }
+
+        String lastWatermark() throws SQLException {
+            return queryChange("SELECT \"lastWatermark\" FROM \"" + id + "_0/cdc\".\"replicationState\"");
+        }
+
+        String slot() throws SQLException {
+            try (Connection c = cluster.connect(upstreamDb); PreparedStatement ps = c.prepareStatement(
+                    "SELECT slot_name FROM pg_replication_slots WHERE slot_name LIKE ? ORDER BY slot_name DESC")) {
+                ps.setString(1, id + "\\_0\\_%");
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new IllegalStateException("no replication slot for app " + id);
+                    }
+                    return rs.getString(1);
+                }
+            }
+        }
+    }
+
+    /** Starts the runtime once so that it syncs the (empty) table and creates its slot, then stops it. */
+    private App prepare(String upstream, String appId) throws Exception {
+        App app = new App(appId);
+        long t0 = System.nanoTime();
+        try (RuntimeProcess rt = app.start(Map.of())) {
+            app.replicaVersion = awaitReplicaVersion(rt, app);
+        }
+        say("  prepared app %s (replica version %s, slot %s) in %.1f s", appId, app.replicaVersion, app.slot(),
+                (System.nanoTime() - t0) / 1e9);
+        return app;
+    }
+
+    /**
+     * The change log's replication config appears once initial sync is done; polled every 200 ms
+     * (an external process, bounded at 3 minutes).
+     */
+    private String awaitReplicaVersion(RuntimeProcess rt, App app) throws Exception {
+        long deadline = System.nanoTime() + 180_000_000_000L;
+        String sql = "SELECT \"replicaVersion\" FROM \"" + app.id + "_0/cdc\".\"replicationConfig\"";
+        while (System.nanoTime() < deadline) {
+            try {
+                String v = queryChange(sql);
+                if (v != null) {
+                    return v;
+                }
+            } catch (SQLException notYet) {
+                // schema not created yet
+            }
+            Thread.sleep(200);
+        }
+        throw new IllegalStateException("app " + app.id + " did not finish initial sync; see " + rt.log());
+    }
+
+    private record Measured(double seconds, double subscribersDoneSeconds, int subscribers, Object streamer) {
+        Map<String, Object> json(String what, int rep) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("what", what);
+            m.put("rep", rep);
+            m.put("seconds", seconds);
+            m.put("lastSubscriberDoneSeconds", subscribersDoneSeconds);
+            m.put("subscribers", subscribers);
+            m.put("streamerStatusAfter", streamer);
+            return m;
+        }
+    }
+
+    /** The change streamer's status section without its subscriber list, for the JSON file. */
+    private static Object streamerStatus(RuntimeProcess rt) {
+        try {
+            var node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(rt.status())
+                    .path("sections").path("changestreamer");
+            if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
+                o.remove("subscribers");
+            }
+            return new com.fasterxml.jackson.databind.ObjectMapper().convertValue(node, Map.class);
+        } catch (Exception e) {
+            return "unavailable: " + e;
+        }
+    }
+
+    /** Starts the app's runtime, connects {@code subscribers} at its last watermark, and times the drain. */
+    private Measured measure(App app, String upstream, String endLsn, int rows, int subscribers) throws Exception {
+        try (RuntimeProcess rt = app.start(Map.of())) {
+            String from = app.lastWatermark();
+            List<WsSubscriber> subs = new ArrayList<>();
+            try {
+                String state = streamerState(rt);
+                if ("streaming".equals(state)) {
+                    throw new IllegalStateException("the runtime streams before any subscriber connected;"
+                            + " the start-up delay was not applied (state " + state + ")");
+                }
+                long t0 = System.nanoTime();
+                for (int i = 0; i < subscribers; i++) {
+                    subs.add(WsSubscriber.connect(http, rt.port(), "bench-" + i, app.replicaVersion, from,
+                            "serving", null));
+                }
+                long lastDone = 0;
+                for (WsSubscriber s : subs) {
+                    lastDone = Math.max(lastDone, s.awaitInserts(rows, 1_800_000));
+                }
+                awaitConfirmed(app, endLsn);
+                long t1 = System.nanoTime();
+                Object streamer = streamerStatus(rt);
+                say("    streamer after the run: %s", streamer);
+                return new Measured((t1 - t0) / 1e9, (lastDone - t0) / 1e9, subscribers, streamer);
+            } finally {
+                subs.forEach(WsSubscriber::close);
+            }
+        }
+    }
+
+    private void awaitConfirmed(App app, String endLsn) throws Exception {
+        try (Connection control = cluster.connect(upstreamDb)) {
+            if (!new WalSenders(control).awaitConfirmed(app.slot(), endLsn, 600_000)) {
+                throw new IllegalStateException("slot of app " + app.id + " did not confirm " + endLsn);
+            }
+        }
+    }
+
+    /**
+     * Waits until the change streamer reports {@code streaming} (the latency run must not count
+     * the stream's start-up); polled every 20 ms, bounded at one minute.
+     */
+    private void awaitStreaming(RuntimeProcess rt) throws Exception {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if ("streaming".equals(streamerState(rt))) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("the change streamer did not start streaming; see " + rt.log());
+    }
+
+    private static String streamerState(RuntimeProcess rt) throws Exception {
+        String status = rt.status();
+        int at = status.indexOf("\"changestreamer\"");
+        int st = at < 0 ? -1 : status.indexOf("\"state\":\"", at);
+        return st < 0 ? null : status.substring(st + 9, status.indexOf('"', st + 9));
+    }
+
+    /** Samples the largest {@code bufferedBytes} of any subscriber in {@code /status} every 100 ms. */
+    private static final class BufferSampler {
+        private final RuntimeProcess rt;
+        private volatile boolean running;
+        private volatile long max;
+        private Thread thread;
+
+        BufferSampler(RuntimeProcess rt) {
+            this.rt = rt;
+        }
+
+        void start() {
+            running = true;
+            thread = new Thread(() -> {
+                while (running) {
+                    try {
+                        String s = rt.status();
+                        int i = 0;
+                        while ((i = s.indexOf("\"bufferedBytes\":", i)) >= 0) {
+                            i += 16;
+                            int end = i;
+                            while (end < s.length() && Character.isDigit(s.charAt(end))) {
+                                end++;
+                            }
+                            if (end > i) {
+                                max = Math.max(max, Long.parseLong(s.substring(i, end)));
+                            }
+                        }
+                        Thread.sleep(100);
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (Exception e) {
+                        // a failed sample is skipped; the run itself reports real failures
+                    }
+                }
+            }, "bench-buffer-sampler");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            thread.interrupt();
+            thread.join(5_000);
+        }
+    }
+
+    // ------------------------------------------------------------------ load and helpers
+
+    /** Writes the workload upstream and returns the WAL position after it. */
+    private String load(String upstream, int rows, int txns, boolean bulk) throws SQLException {
+        long t0 = System.nanoTime();
+        try (Connection c = cluster.connect(upstream); Statement s = c.createStatement()) {
+            if (bulk) {
+                long done = 0;
+                for (int i = 0; i < txns; i++) {
+                    long n = (long) rows * (i + 1) / txns - done;
+                    s.execute("INSERT INTO t(id, a, b) SELECT g, g % 1000, md5(g::text) FROM generate_series("
+                            + (done + 1) + ", " + (done + n) + ") g");
+                    done += n;
+                }
+            } else {
+                s.execute("SET synchronous_commit = off");
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))")) {
+                    for (long id = 1; id <= txns; id++) {
+                        ps.setLong(1, id);
+                        ps.setInt(2, (int) (id % 1000));
+                        ps.setLong(3, id);
+                        ps.executeUpdate();
+                    }
+                }
+                s.execute("SET synchronous_commit = on");
+            }
+            try (ResultSet rs = s.executeQuery("SELECT pg_current_wal_lsn()")) {
+                rs.next();
+                String lsn = rs.getString(1);
+                say("  loaded %d rows in %d transactions in %.1f s; end LSN %s", rows, txns,
+                        (System.nanoTime() - t0) / 1e9, lsn);
+                return lsn;
+            }
+        }
+    }
+
+    private String queryChange(String sql) throws SQLException {
+        try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        }
+    }
+
+    /** Two consecutive free ports: ZERO_PORT and the change-streamer port ZERO_PORT + 1. */
+    private static int freePortPair() throws IOException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            if (port < 65535) {
+                try (ServerSocket next = new ServerSocket(port + 1)) {
+                    return port;
+                } catch (IOException taken) {
+                    // try another pair
+                }
+            }
+        }
+        throw new IOException("no two consecutive free ports found");
+    }
+
+    private static String rate(boolean bulk, int rows, int txns, double seconds) {
+        return bulk ? String.format(Locale.ROOT, "%.0f rows/s", rows / seconds)
+                : String.format(Locale.ROOT, "%.0f txn/s", txns / seconds);
+    }
+
+    private static double max(List<Double> v) {
+        return v.stream().mapToDouble(Double::doubleValue).max().orElse(0);
+    }
+
+    private static String trim(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
+    }
+
+    private void say(String format, Object... args) {
+        ctx.out().println(String.format(Locale.ROOT, format, args));
+        ctx.out().flush();
+    }
+
+    /** The server runs as another OS user and must be able to enter the scratch folder. */
+    private static void allowServerAccess(Path dir) throws IOException {
+        try {
+            var perms = java.util.EnumSet.copyOf(java.nio.file.Files.getPosixFilePermissions(dir));
+            perms.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
+            perms.add(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE);
+            java.nio.file.Files.setPosixFilePermissions(dir, perms);
+        } catch (UnsupportedOperationException e) {
+            // Not a POSIX file system: the server runs as the same user there.
+        }
+    }
+}
