@@ -3,6 +3,7 @@ package org.zrm.changestreamer.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -150,6 +151,53 @@ class SubscriberForwarderBroadcastTest {
         drain(b);
         assertTrue(tracked.isDone());
         assertTrue(new Broadcast(List.of(), c("04", "begin"), clock::get).isDone());
+    }
+
+    @Test
+    void flowControlWindowWaitsForTheOldestFlushOnlyWhenFull() throws Exception {
+        Forwarder f = new Forwarder(System::currentTimeMillis);
+        Subscriber a = sub("a", "01", 6);
+        a.setCaughtUp();
+        drain(a);
+        f.add(a);
+        f.forwardWithFlowControl(c("03", "begin"));
+        assertEquals(0, f.awaitWindow(2), "one unsettled flush fits a window of 2");
+        f.forwardWithFlowControl(c("03", "insert"));
+        java.util.concurrent.CompletableFuture<Long> waiting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return f.awaitWindow(2);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        // Negative check: nothing can settle the first flush until the subscriber consumes it.
+        assertThrows(java.util.concurrent.TimeoutException.class,
+                () -> waiting.get(200, java.util.concurrent.TimeUnit.MILLISECONDS), "the window of 2 is full");
+        drain(a);
+        waiting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, f.broadcastsInFlight(), "settled flushes are dropped from the window");
+
+        f.forwardWithFlowControl(c("03", "commit"));
+        java.util.concurrent.CompletableFuture<Long> lockStep = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return f.awaitWindow(1);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThrows(java.util.concurrent.TimeoutException.class,
+                () -> lockStep.get(200, java.util.concurrent.TimeUnit.MILLISECONDS), "a window of 1 is upstream's lock-step");
+        drain(a);
+        lockStep.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    @Test
+    void effectiveWindowNeverExceedsWhatTheSubscriberBoundHolds() {
+        StreamerSettings s = StreamerSettings.defaults("t", "h:1");
+        assertEquals(StreamerSettings.DEFAULT_FLOW_CONTROL_WINDOW, s.effectiveFlowControlWindow());
+        assertEquals(3, s.withSubscriberMaxBufferedBytes(256 << 10).effectiveFlowControlWindow());
+        assertEquals(1, s.withSubscriberMaxBufferedBytes(128 << 10).effectiveFlowControlWindow());
+        assertEquals(1, s.withFlowControlWindow(1).effectiveFlowControlWindow());
     }
 
     @Test
