@@ -181,6 +181,26 @@ public final class ProtocolCodec {
         }
     }
 
+    /** @return the id of {@code {"ack":<digits>}} (no sign, no leading zero, at most 15 digits), else -1 */
+    private static long canonicalAck(String json) {
+        int n = json.length();
+        if (n < 9 || n > 23 || !json.startsWith("{\"ack\":") || json.charAt(n - 1) != '}') {
+            return -1;
+        }
+        if (json.charAt(7) == '0' && n != 9) {
+            return -1;
+        }
+        long v = 0;
+        for (int i = 7; i < n - 1; i++) {
+            char c = json.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = v * 10 + (c - '0');
+        }
+        return v;
+    }
+
     /** Writes an ack frame, {@code {"ack":n}}. */
     public String encode(Ack ack) {
         return ack.toJson();
@@ -188,6 +208,13 @@ public final class ProtocolCodec {
 
     /** Reads an ack frame {@code {"ack":n}} (no other members allowed). @throws ProtocolException if invalid */
     public Ack decodeAck(String json) {
+        // Every frame a subscriber sends is an ack, one per message it received, so the canonical
+        // text {"ack":<digits>} is read without a JSON parser; anything else (whitespace, other
+        // spellings, errors) takes the full parser and its precise messages.
+        long fast = canonicalAck(json);
+        if (fast >= 0) {
+            return new Ack(fast);
+        }
         try (JsonParser p = frameParser(json)) {
             expect(p, p.nextToken(), JsonToken.START_OBJECT, "$", "object");
             Long id = null;

@@ -134,6 +134,36 @@ class ProtocolCodecErrorTest {
         assertEquals("$.ack: expected integer, got number", fail(CODEC::decodeAck, "{\"ack\":1.5}").getMessage());
         assertEquals("$.ack: missing required number", fail(CODEC::decodeAck, "{}").getMessage());
         assertEquals("$", fail(CODEC::decodeAck, "{\"ack\":1} 2").path());
+        assertEquals("$.ack: expected a non-negative safe integer, got 9007199254740992",
+                fail(CODEC::decodeAck, "{\"ack\":9007199254740992}").getMessage(), "16 digits leave the fast path");
+        assertEquals("$", fail(CODEC::decodeAck, "{\"ack\":1x}").path(), "not digits: the parser reports it");
+    }
+
+    @Test
+    void canonicalAcksTakeTheFastPathWithTheParsersResult() {
+        for (String text : new String[] {"{\"ack\":0}", "{\"ack\":1}", "{\"ack\":123456789012345}",
+            "{\"ack\":9007199254740991}", "{ \"ack\": 42 }", "{\"ack\":007}"}) {
+            Object fast;
+            try {
+                fast = CODEC.decodeAck(text).id();
+            } catch (ProtocolException e) {
+                fast = e.getMessage();
+            }
+            Object parsed;
+            try (var p = new com.fasterxml.jackson.core.JsonFactory().createParser(text)) {
+                p.nextToken();
+                p.nextToken();
+                p.nextToken();
+                parsed = p.getLongValue();
+            } catch (Exception e) {
+                parsed = "invalid";
+            }
+            if (!(fast instanceof Long)) {
+                assertEquals("invalid", parsed, text + ": only what a parser rejects may fail: " + fast);
+            } else {
+                assertEquals(parsed, fast, text);
+            }
+        }
     }
 
     @ParameterizedTest
