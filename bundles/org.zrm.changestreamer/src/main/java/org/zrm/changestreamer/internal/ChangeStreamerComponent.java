@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -65,10 +66,11 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
      *     property); activation fails and nothing is started
      */
     @Activate
-    public ChangeStreamerComponent(ChangeStreamerConfig config, @Reference StorerFactory storerFactory) {
+    public ChangeStreamerComponent(ChangeStreamerConfig config, @Reference StorerFactory storerFactory,
+            BundleContext context) {
         StreamerSettings settings;
         try {
-            settings = settings(config);
+            settings = settings(config, httpPort(context));
         } catch (IllegalArgumentException e) {
             LOG.error("change-streamer: invalid configuration of {}: {}", PID, e.getMessage());
             throw new IllegalArgumentException("invalid configuration of " + PID + ": " + e.getMessage(), e);
@@ -86,13 +88,34 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
      *
      * @throws IllegalArgumentException naming the property whose value is invalid
      */
+    /** The runtime's HTTP port, where the WebSocket endpoints listen (the launcher sets it). */
+    private static int httpPort(BundleContext context) {
+        String port = context.getProperty(HTTP_PORT_PROPERTY);
+        try {
+            return port == null || port.isBlank() ? DEFAULT_PORT : Integer.parseInt(port.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(HTTP_PORT_PROPERTY + " is not a port number: " + port, e);
+        }
+    }
+
+    static final String HTTP_PORT_PROPERTY = "org.osgi.service.http.port";
+    static final int DEFAULT_PORT = 4849;
+
     static StreamerSettings settings(ChangeStreamerConfig c) {
+        return settings(c, DEFAULT_PORT);
+    }
+
+    /**
+     * @param port the change-streamer port, for the default owner address {@code <hostname>:<port>}
+     *     (upstream publishes its own host and change-streamer port)
+     */
+    static StreamerSettings settings(ChangeStreamerConfig c, int port) {
         if (c.changesource_type() == null || c.changesource_type().isBlank()) {
             throw new IllegalArgumentException("changesource.type must not be empty");
         }
         String task = c.task_id() == null || c.task_id().isBlank() ? UUID.randomUUID().toString() : c.task_id().strip();
         String address = c.changeStreamer_address() == null || c.changeStreamer_address().isBlank()
-                ? hostname() + ":4849" : c.changeStreamer_address().strip();
+                ? hostname() + ":" + port : c.changeStreamer_address().strip();
         String protocol = c.changeStreamer_protocol() == null ? "ws" : c.changeStreamer_protocol().strip();
         if (!protocol.equals("ws") && !protocol.equals("wss")) {
             throw new IllegalArgumentException("changeStreamer.protocol must be ws or wss: " + protocol);

@@ -33,7 +33,7 @@ public @interface ChangeStreamerConfig {
 
     @AttributeDefinition(name = "Owner address", required = false,
             description = "host:port subscribers use to reach this streamer, published in replicationState.ownerAddress"
-                    + " (ZERO_CHANGE_STREAMER_ADDRESS); empty = <hostname>:4849")
+                    + " (ZERO_CHANGE_STREAMER_ADDRESS); empty = <hostname>:<change-streamer port>")
     String changeStreamer_address() default "";
 
     @AttributeDefinition(name = "Protocol", description = "ws or wss; wss is prefixed to the published address"

@@ -54,15 +54,31 @@ class ChangeStreamerConfigTest {
         }
     };
 
+    /** A bundle context without framework properties (only getProperty is called at activation). */
+    private static final org.osgi.framework.BundleContext NO_PROPERTIES = (org.osgi.framework.BundleContext)
+            java.lang.reflect.Proxy.newProxyInstance(ChangeStreamerConfigTest.class.getClassLoader(),
+                    new Class<?>[] {org.osgi.framework.BundleContext.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("getProperty")) {
+                            return null;
+                        }
+                        throw new UnsupportedOperationException(method.getName());
+                    });
+
     private static IllegalArgumentException rejected(ChangeStreamerConfig c) {
         return assertThrows(IllegalArgumentException.class, () -> ChangeStreamerComponent.settings(c));
     }
 
     private static void activationFailsNaming(String property, Object... nameValuePairs) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ChangeStreamerComponent(config(nameValuePairs), UNUSED));
+                () -> new ChangeStreamerComponent(config(nameValuePairs), UNUSED, NO_PROPERTIES));
         assertTrue(e.getMessage().contains(property), e.getMessage());
         assertTrue(e.getMessage().contains(ChangeStreamerComponent.PID), e.getMessage());
+    }
+
+    @Test
+    void defaultOwnerAddressUsesTheChangeStreamerPort() {
+        StreamerSettings s = ChangeStreamerComponent.settings(config(), 14849);
+        assertTrue(s.ownerAddress().endsWith(":14849"), s.ownerAddress());
     }
 
     @Test
