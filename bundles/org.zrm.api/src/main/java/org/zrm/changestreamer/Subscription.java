@@ -36,6 +36,19 @@ public interface Subscription extends AutoCloseable {
     SubscriptionMessage take() throws InterruptedException;
 
     /**
+     * Returns the next message if one is ready, without waiting; lets a transport send everything
+     * that is ready in one write. {@link #take()} remains the way to wait and to learn that the
+     * subscription has ended.
+     *
+     * @return the next message, or {@code null} if none is ready now (also once the subscription
+     *     has ended); the default implementation always returns {@code null}
+     * @since 1.1
+     */
+    default SubscriptionMessage poll() {
+        return null;
+    }
+
+    /**
      * Tells why the streamer ended the subscription, for logging: present if it ended because of a
      * failure (change-log error, shutdown), empty while open, after a normal end, or after the
      * subscriber closed it. Subscriptions ended by a failure carry no error frame; clients

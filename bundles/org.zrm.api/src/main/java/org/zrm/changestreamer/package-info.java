@@ -8,5 +8,5 @@
  * frames with per-message consumption acknowledgements ({@link org.zrm.changestreamer.Subscription}).
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.1.0")
 package org.zrm.changestreamer;

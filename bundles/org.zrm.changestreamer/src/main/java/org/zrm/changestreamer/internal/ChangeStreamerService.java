@@ -870,10 +870,10 @@ public final class ChangeStreamerService implements ChangeStreamer {
             s.fail(ended);
         }
         purger.clear();
-        ChangeSource source = currentSource;
-        if (source != null) {
-            source.stop();
-        }
+        // The source is a shared service with a life cycle of its own (its component stops it when
+        // OSGi deactivates it): the stream this streamer opened is closed above, but stopping the
+        // source here would leave a registered service that refuses every later streamer, e.g. the
+        // one DS creates when the storer bundle is updated (upstream owns its source and stops it).
     }
 
     private String describeStop() {

@@ -76,7 +76,9 @@ final class Outbox implements Subscription {
         bufferedBytes += size;
         untaken.addLast(m);
         unconsumed.addLast(m);
-        notifyAll();
+        if (untaken.size() == 1) {
+            notifyAll(); // the sender waits only on an empty queue; later appends find it awake
+        }
         return m;
     }
 
@@ -109,6 +111,11 @@ final class Outbox implements Subscription {
             }
             return untaken.isEmpty() || closed ? null : untaken.pollFirst();
         }
+    }
+
+    @Override
+    public synchronized SubscriptionMessage poll() {
+        return closed ? null : untaken.pollFirst();
     }
 
     @Override

@@ -249,7 +249,7 @@ class ChangeStreamerResetAndSourceSwapPgTest {
         assertEquals(ChangeStreamerService.State.STOPPED, streamer.state());
         assertTrue(streamer.lastError().contains("ResetRequiredException"), streamer.lastError());
         assertEquals(1, streamer.resets());
-        assertTrue(source.stopped);
+        assertFalse(source.stopped, "a shared source service is stopped by its own component, not by a user");
     }
 
     // ------------------------------------------------------------------ source removal and replacement

@@ -1,6 +1,7 @@
 package org.zrm.changestreamer.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.zrm.changestreamer.internal.Msgs.begin;
@@ -599,7 +600,8 @@ class ChangeStreamerServicePgTest {
             assertEquals(ChangeStreamerService.State.STOPPED, streamer.state());
             assertTrue(streamer.lastError().contains("does not exist"), streamer.lastError());
             assertEquals(Drain.END, d.next(), "the subscription ended");
-            assertTrue(source.stopped);
+            assertFalse(source.stopped, "a shared source service is stopped by its own component, not by a user");
+            assertTrue(first.closed, "the stream is closed");
             assertNull(source.startWatermarks.poll(100, TimeUnit.MILLISECONDS), "no new stream after the first");
         }
         // The streamer did not re-create what another node dropped.
@@ -731,7 +733,7 @@ class ChangeStreamerServicePgTest {
         assertTrue(streamer.awaitStopped(Duration.ofSeconds(10)));
         assertEquals(ChangeStreamerService.State.STOPPED, streamer.state());
         assertEquals(0, streamer.restarts());
-        assertTrue(source.stopped);
+        assertFalse(source.stopped, "a shared source service is stopped by its own component, not by a user");
     }
 
     @Test

@@ -175,6 +175,7 @@ class SubscriberForwarderBroadcastTest {
                 () -> waiting.get(200, java.util.concurrent.TimeUnit.MILLISECONDS), "the window of 2 is full");
         drain(a);
         waiting.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, f.awaitWindow(1), "both flushes are settled: no wait even in lock-step");
         assertEquals(0, f.broadcastsInFlight(), "settled flushes are dropped from the window");
 
         f.forwardWithFlowControl(c("03", "commit"));

@@ -2,7 +2,6 @@ package org.zrm.bench.e2e;
 
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -104,7 +103,6 @@ public final class E2eWorkload implements Workload {
     private PgCluster cluster;
     private String upstreamDb;
     private String changeDb;
-    private final HttpClient http = HttpClient.newHttpClient();
 
     @Override
     public List<Result> run(BenchContext context) throws Exception {
@@ -215,7 +213,7 @@ public final class E2eWorkload implements Workload {
         long bound = 64L << 20;
         try (RuntimeProcess rt = app.start(Map.of("changeStreamer.subscriberMaxBufferedBytes", Long.toString(bound)))) {
             // Fill the change log: a live subscriber takes the whole load through.
-            try (WsSubscriber live = WsSubscriber.connect(http, rt.port(), "live", app.replicaVersion,
+            try (WsSubscriber live = WsSubscriber.connect(rt.port(), "live", app.replicaVersion,
                     app.lastWatermark(), "serving", null)) {
                 live.awaitInserts(rows, 600_000);
                 awaitConfirmed(app, endLsn);
@@ -225,7 +223,7 @@ public final class E2eWorkload implements Workload {
             BufferSampler sampler = new BufferSampler(rt);
             long t0 = System.nanoTime();
             long done;
-            try (WsSubscriber behind = WsSubscriber.connect(http, rt.port(), "behind", app.replicaVersion,
+            try (WsSubscriber behind = WsSubscriber.connect(rt.port(), "behind", app.replicaVersion,
                     app.replicaVersion, "serving", null)) {
                 sampler.start();
                 done = behind.awaitInserts(rows, 600_000);
@@ -255,7 +253,7 @@ public final class E2eWorkload implements Workload {
         long[] arrived = new long[txns];
         long base = 10_000_000L;
         try (RuntimeProcess rt = app.start(Map.of())) {
-            try (WsSubscriber sub = WsSubscriber.connect(http, rt.port(), "latency", app.replicaVersion,
+            try (WsSubscriber sub = WsSubscriber.connect(rt.port(), "latency", app.replicaVersion,
                     app.lastWatermark(), "serving", id -> {
                         int i = (int) (id - base);
                         if (i >= 0 && i < arrived.length) {
@@ -436,7 +434,7 @@ public final class E2eWorkload implements Workload {
                 }
                 long t0 = System.nanoTime();
                 for (int i = 0; i < subscribers; i++) {
-                    subs.add(WsSubscriber.connect(http, rt.port(), "bench-" + i, app.replicaVersion, from,
+                    subs.add(WsSubscriber.connect(rt.port(), "bench-" + i, app.replicaVersion, from,
                             "serving", null));
                 }
                 long lastDone = 0;

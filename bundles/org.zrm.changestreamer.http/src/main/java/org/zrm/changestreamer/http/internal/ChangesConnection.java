@@ -59,11 +59,14 @@ public final class ChangesConnection extends WsConnection {
     private void sendLoop() {
         Subscription sub = subscription;
         try {
-            SubscriptionMessage message;
-            while ((message = sub.take()) != null) {
-                if (!sendFrame(message.json(), message::consumed)) {
+            SubscriptionMessage message = sub.take();
+            while (message != null) {
+                // Everything already queued goes out as one burst: flush only after its last frame.
+                SubscriptionMessage next = sub.poll();
+                if (!sendFrame(message.json(), message::consumed, next == null)) {
                     return; // connection ended; ended() closed the subscription
                 }
+                message = next != null ? next : sub.take();
             }
             if (hasEnded()) {
                 return;

@@ -46,6 +46,17 @@ class ReplicationServlet extends JettyWebSocketServlet {
     }
 
     @Override
+    public void destroy() {
+        synchronized (this) {
+            if (initialized) {
+                super.destroy(); // Jetty's destroy assumes its init ran
+            }
+            initialized = false;
+            pendingConfig = null;
+        }
+    }
+
+    @Override
     protected void service(HttpServletRequest request, HttpServletResponse response)
             throws ServletException, IOException {
         if (!initialized) {

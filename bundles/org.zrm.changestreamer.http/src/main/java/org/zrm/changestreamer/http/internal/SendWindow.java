@@ -45,6 +45,16 @@ final class SendWindow {
         }
     }
 
+    /** @return whether {@link #acquire(long)} of {@code chars} would return without waiting now */
+    boolean fits(long chars) {
+        lock.lock();
+        try {
+            return closed || outstanding == 0 || outstanding + chars <= limit;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     void release(long chars) {
         lock.lock();
         try {

@@ -11,6 +11,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.api.StatusCode;
+import org.eclipse.jetty.websocket.common.WebSocketSession;
+import org.eclipse.jetty.websocket.core.CoreSession;
+import org.eclipse.jetty.websocket.core.OpCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
@@ -65,6 +68,8 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     private volatile ScheduledFuture<?> pings;
     /** Only the single sending thread touches it (see {@link #sendFrame}). */
     private long lastFrameId;
+    /** Whether frames sent without flushing may sit in Jetty's buffer; sender thread only. */
+    private boolean holdingFrames;
 
     WsConnection(ConnectionResources resources, ChangeStreamer streamer) {
         this.resources = resources;
@@ -182,8 +187,22 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      * @return {@code false} if the connection ended, so the message was not sent
      */
     final boolean sendFrame(String msg, Runnable onConsumed) throws InterruptedException {
+        return sendFrame(msg, onConsumed, true);
+    }
+
+    /**
+     * Sends one frame; with {@code flush == false} Jetty may hold it in its output buffer together
+     * with the next frames, so that a burst of small messages leaves in a few writes rather than one
+     * system call (and one wake-up of the client) per message. The caller passes {@code true} for
+     * the last frame of a burst. Before waiting on a send window the held frames are flushed, so the
+     * sender never waits for write completions of frames it is itself holding back.
+     */
+    final boolean sendFrame(String msg, Runnable onConsumed, boolean flush) throws InterruptedException {
         String frame = new Frame(lastFrameId + 1, msg).toJson();
         long chars = frame.length();
+        if (!unacked.fits(chars) || !queued.fits(chars)) {
+            flushHeldFrames();
+        }
         if (!unacked.acquire(chars)) {
             return false;
         }
@@ -193,14 +212,37 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
             return false;
         }
         resources.metrics().frameSent(chars);
-        session.sendText(frame, Callback.from(() -> queued.release(chars), failure -> {
+        Runnable written = () -> queued.release(chars);
+        java.util.function.Consumer<Throwable> failed = failure -> {
             queued.release(chars);
             if (!ended.get()) {
                 LOG.warn("{}: sending frame {} failed: {}", describe(), sent.id(), failure.toString());
             }
             terminate();
-        }));
+        };
+        CoreSession core = coreSession();
+        if (core == null) {
+            session.sendText(frame, Callback.from(written, failed));
+        } else {
+            core.sendFrame(new org.eclipse.jetty.websocket.core.Frame(OpCode.TEXT).setPayload(frame),
+                    org.eclipse.jetty.util.Callback.from(written, failed), !flush);
+            holdingFrames = !flush;
+        }
         return true;
+    }
+
+    /** Writes frames Jetty holds in its batch buffer (sender thread only). */
+    private void flushHeldFrames() {
+        CoreSession core = coreSession();
+        if (holdingFrames && core != null) {
+            holdingFrames = false;
+            core.flush(org.eclipse.jetty.util.Callback.NOOP);
+        }
+    }
+
+    /** @return Jetty's core session behind the API session, or {@code null} if it is not Jetty's */
+    private CoreSession coreSession() {
+        return session instanceof WebSocketSession ws ? ws.getCoreSession() : null;
     }
 
     /**
