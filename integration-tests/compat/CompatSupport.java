@@ -1,12 +1,18 @@
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -22,14 +28,17 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.zrm.pgcluster.PgCluster;
 import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.protocol.subscriber.Frame;
 
 /**
  * What the zero-cache compatibility checks share: their inputs, the throwaway cluster, the
- * {@code COMPAT} step lines, waiting and asserting, Postgres and {@code pg_dump} helpers, a
- * zero-cache process and a change-streamer subscriber.
+ * {@code COMPAT} step lines, waiting and asserting, Postgres and {@code pg_dump} helpers, reading
+ * and copying SQLite replica files, a zero-cache process, a ZRM runtime process and a
+ * change-streamer subscriber.
  *
  * <p>A check extends this class, implements {@link #checks()} and calls {@link #runAndExit()} from
  * its {@code main}. The scripts compile this file together with the check ({@code lib.sh}); it
@@ -38,13 +47,15 @@ import org.zrm.protocol.subscriber.Frame;
  * <p>Inputs (system properties): {@code zero.dir} (folder holding {@code node_modules/@rocicorp/zero}),
  * {@code node.bin} (folder holding Node 22's {@code node}), {@code work.dir} (scratch folder for
  * logs, dumps and replica files), {@code zero.port} (zero-cache's {@code ZERO_PORT}; its
- * change-streamer listens on the next port).
+ * change-streamer listens on the next port), {@code zrm.home} (the project folder; only needed by
+ * {@link ZrmRuntime}).
  */
 abstract class CompatSupport {
 
     static final String APP = "zero";
     static final int SHARD_NUM = 0;
     static final Duration WAIT = Duration.ofSeconds(90);
+    static final ObjectMapper JSON = new ObjectMapper();
 
     final Path zeroDir;
     final Path nodeBin;
@@ -202,6 +213,19 @@ abstract class CompatSupport {
         }
     }
 
+    /** Runs {@code sqls} in one transaction: one upstream commit, one replicated transaction. */
+    final void execTx(String db, String... sqls) throws SQLException {
+        try (Connection c = cluster.connect(db)) {
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                for (String sql : sqls) {
+                    s.execute(sql);
+                }
+            }
+            c.commit();
+        }
+    }
+
     /** The first column of the first row, or null when there is none. */
     final String scalar(String db, String sql) throws SQLException {
         List<String> v = strings(db, sql);
@@ -214,6 +238,22 @@ abstract class CompatSupport {
         try (Connection c = cluster.connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             while (rs.next()) {
                 out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
+
+    /** Every row, each column as text (null stays null). */
+    final List<List<String>> pgRows(String db, String sql) throws SQLException {
+        List<List<String>> out = new ArrayList<>();
+        try (Connection c = cluster.connect(db); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            int n = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+                List<String> row = new ArrayList<>(n);
+                for (int i = 1; i <= n; i++) {
+                    row.add(rs.getString(i));
+                }
+                out.add(row);
             }
         }
         return out;
@@ -245,6 +285,61 @@ abstract class CompatSupport {
             sb.append(line).append('\n');
         }
         return sb.toString();
+    }
+
+    // ------------------------------------------------------------------ SQLite replica files
+
+    /**
+     * Every row of {@code sql} on a replica file, each column as text ({@code null} stays null;
+     * integers exactly, also beyond 2^53), read with zero-cache's own SQLite
+     * ({@code @rocicorp/zero-sqlite3}, read-only): a replica zero-cache serves is in {@code wal2}
+     * journal mode, which stock SQLite cannot open, and ZRM's replica is read while ZRM writes it.
+     */
+    final List<List<String>> replicaQuery(Path file, String sql) throws IOException, InterruptedException {
+        String out = zeroSqliteScript(file, sql, "const db = new D(process.argv[1], {readonly: true, fileMustExist: true});"
+                + "const st = db.prepare(process.argv[2]).raw().safeIntegers(true);"
+                + "for (const r of st.all()) console.log(JSON.stringify(r.map(v => typeof v === 'bigint' ? v.toString()"
+                + " : v === null || typeof v === 'string' ? v : String(v))));");
+        List<List<String>> rows = new ArrayList<>();
+        for (String line : out.split("\n")) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            List<String> row = new ArrayList<>();
+            for (JsonNode v : JSON.readTree(line)) {
+                row.add(v.isNull() ? null : v.asText());
+            }
+            rows.add(row);
+        }
+        return rows;
+    }
+
+    /** The replica's {@code _zero.replicationState.stateVersion}: the watermark of its last applied commit. */
+    final String replicaStateVersion(Path file) throws IOException, InterruptedException {
+        List<List<String>> rows = replicaQuery(file, "SELECT stateVersion FROM \"_zero.replicationState\"");
+        expect(rows.size() == 1, "replica " + file + " has " + rows.size() + " replicationState rows");
+        return rows.get(0).get(0);
+    }
+
+    /**
+     * Copies a replica file that another process may be writing with SQLite's online backup
+     * (a consistent snapshot of one committed state, WAL content included), as litestream would.
+     */
+    final void replicaBackup(Path from, Path to) throws IOException, InterruptedException {
+        Files.deleteIfExists(to);
+        zeroSqliteScript(from, to.toString(), "const db = new D(process.argv[1], {readonly: true, fileMustExist: true});"
+                + "db.backup(process.argv[2]).then(() => db.close(), e => { console.error(e); process.exit(1); });");
+    }
+
+    private String zeroSqliteScript(Path file, String arg, String script) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(nodeBin.resolve("node").toString(), "-e",
+                "const D = require('@rocicorp/zero-sqlite3');" + script, file.toString(), arg)
+                .directory(zeroDir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new CheckFailed("zero-sqlite3 on " + file + " failed: " + out);
+        }
+        return out;
     }
 
     // ------------------------------------------------------------------ zero-cache process
@@ -282,7 +377,17 @@ abstract class CompatSupport {
             this.logFile = work.resolve("zero-cache-" + label + ".log");
         }
 
+        /** Starts a replication manager and waits until it streams from upstream and stores. */
         void start() throws Exception {
+            start(log -> log.contains("started replication stream@") && log.contains("\"message\":\"starting storer\""),
+                    "to start streaming");
+        }
+
+        /**
+         * Starts zero-cache and waits until its whole log satisfies {@code ready} (e.g. a view-syncer's
+         * {@code "zero-cache ready"}), failing early if the process exits.
+         */
+        void start(Predicate<String> ready, String what) throws Exception {
             ProcessBuilder pb = new ProcessBuilder(nodeBin.resolve("node").toString(),
                     "node_modules/@rocicorp/zero/out/zero/src/cli.js").directory(zeroDir.toFile())
                     .redirectErrorStream(true).redirectOutput(logFile.toFile());
@@ -307,8 +412,8 @@ abstract class CompatSupport {
                     throw new CheckFailed("zero-cache " + label + " exited with " + process.exitValue() + "; see "
                             + logFile);
                 }
-                return log().contains("started replication stream@") && log().contains("\"message\":\"starting storer\"");
-            }, "zero-cache " + label + " to start streaming (log " + logFile + ")");
+                return ready.test(log());
+            }, "zero-cache " + label + " " + what + " (log " + logFile + ")");
         }
 
         String taskID() {
@@ -376,6 +481,203 @@ abstract class CompatSupport {
                 process.destroyForcibly();
             }
         }
+    }
+
+    // ------------------------------------------------------------------ ZRM runtime process
+
+    /**
+     * A free port {@code p} on 127.0.0.1 whose next two ports are free too: a runtime's
+     * {@code ZERO_PORT}, its change streamer ({@code p + 1}) and litestream port ({@code p + 2}).
+     */
+    static int freePortTriple() throws IOException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            int p;
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                p = s.getLocalPort();
+            }
+            if (p < 65000 && bindable(p + 1) && bindable(p + 2)) {
+                return p;
+            }
+        }
+        throw new CheckFailed("no three consecutive free ports on 127.0.0.1");
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;   // taken: the caller tries another port
+        }
+    }
+
+    /**
+     * The real ZRM runtime, started the way users start it: {@code java -jar
+     * runtime/launcher/target/zrm-launcher.jar run} with {@code ZERO_*} variables, its own
+     * configuration, state and deploy folders under {@code <work>/zrm-<label>/}, output in
+     * {@code zrm-runtime-<label>.log}. The configuration folder is seeded from {@code runtime/conf}
+     * with per-PID overrides (the launcher leaves a non-empty folder alone).
+     */
+    final class ZrmRuntime {
+        final String label;
+        final Path dir;
+        final Path logFile;
+        final int port;
+        private final Map<String, String> env;
+        private Process process;
+
+        /**
+         * @param env {@code ZERO_*} variables ({@code ZERO_UPSTREAM_DB} at least: without it the
+         *     launcher starts an embedded PostgreSQL)
+         * @param cfg per PID: {@code null} removes the shipped {@code <pid>.cfg} (its component stays
+         *     unconfigured), otherwise properties that replace the shipped lines or are appended
+         */
+        ZrmRuntime(String label, Map<String, String> env, Map<String, Map<String, String>> cfg) throws IOException {
+            this.label = label;
+            this.dir = work.resolve("zrm-" + label);
+            this.logFile = work.resolve("zrm-runtime-" + label + ".log");
+            this.port = freePortTriple();
+            this.env = env;
+            Path conf = dir.resolve("conf");
+            Files.createDirectories(conf);
+            Files.createDirectories(dir.resolve("state"));
+            Files.createDirectories(dir.resolve("deploy"));
+            try (var shipped = Files.newDirectoryStream(zrmHome().resolve("runtime/conf"), "*.cfg")) {
+                for (Path f : shipped) {
+                    Files.copy(f, conf.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+                }
+            }
+            for (Map.Entry<String, Map<String, String>> e : cfg.entrySet()) {
+                Path file = conf.resolve(e.getKey() + ".cfg");
+                if (e.getValue() == null) {
+                    Files.delete(file);
+                } else {
+                    Files.writeString(file, withProperties(Files.readString(file), e.getValue()));
+                }
+            }
+        }
+
+        /** {@code text} with each {@code key = value} line replaced, or appended when absent. */
+        private static String withProperties(String text, Map<String, String> props) {
+            StringBuilder out = new StringBuilder();
+            List<String> seen = new ArrayList<>();
+            for (String line : text.split("\n")) {
+                String key = line.contains("=") && !line.strip().startsWith("#") ? line.substring(0, line.indexOf('='))
+                        .strip() : null;
+                if (key != null && props.containsKey(key)) {
+                    out.append(key).append(" = ").append(props.get(key)).append('\n');
+                    seen.add(key);
+                } else {
+                    out.append(line).append('\n');
+                }
+            }
+            props.forEach((k, v) -> {
+                if (!seen.contains(k)) {
+                    out.append(k).append(" = ").append(v).append('\n');
+                }
+            });
+            return out.toString();
+        }
+
+        Path stateDir() {
+            return dir.resolve("state");
+        }
+
+        /** Starts the launcher and waits until the runtime answers {@code GET /status}. */
+        void start() throws Exception {
+            Path launcher = zrmHome().resolve("runtime/launcher/target/zrm-launcher.jar");
+            expect(Files.isRegularFile(launcher), launcher + " is missing; build the project (mvn -B -ntp -o install"
+                    + " -DskipTests)");
+            ProcessBuilder pb = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-Xmx64m",
+                    "-jar", launcher.toString(), "run").directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(logFile.toFile());
+            Map<String, String> e = pb.environment();
+            e.keySet().removeIf(k -> k.startsWith("ZERO_") || k.startsWith("ZRM_"));
+            e.put("ZRM_HOME", zrmHome().toString());
+            e.put("ZRM_CONFIG_DIR", dir.resolve("conf").toString());
+            e.put("ZRM_STATE_DIR", stateDir().toString());
+            e.put("ZRM_DEPLOY_DIR", dir.resolve("deploy").toString());
+            // Two shared cores: a small heap keeps the runtime modest; the checks move little data.
+            e.put("ZRM_JAVA_OPTS", "-Xmx512m");
+            e.put("ZERO_PORT", String.valueOf(port));
+            e.put("ZERO_APP_ID", APP);
+            e.put("ZERO_SHARD_NUM", String.valueOf(SHARD_NUM));
+            // Otherwise the change streamer waits 15 s for a load balancer before taking over.
+            e.put("ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS", "0");
+            e.putAll(env);
+            process = pb.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(this::kill));
+            awaitTrue(() -> {
+                if (!process.isAlive()) {
+                    throw new CheckFailed("ZRM runtime " + label + " exited with " + process.exitValue() + "; see "
+                            + logFile);
+                }
+                return query(this::status) != null;
+            }, "ZRM runtime " + label + " to answer GET /status on 127.0.0.1:" + (port + 1) + " (log " + logFile + ")");
+        }
+
+        /** {@code GET /status} on the change-streamer port as JSON, or null while it does not answer yet. */
+        JsonNode status() throws IOException, InterruptedException {
+            HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + (port + 1) + "/status"))
+                    .timeout(Duration.ofSeconds(5)).build();
+            try {
+                HttpResponse<String> r = HTTP.send(req, HttpResponse.BodyHandlers.ofString());
+                return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
+            } catch (ConnectException notYet) {
+                return null;   // Felix has not started Jetty yet
+            }
+        }
+
+        /** One {@code sections} entry of {@code /status} ({@code changestreamer}, {@code replicator}, ...). */
+        JsonNode section(String name) throws IOException, InterruptedException {
+            JsonNode s = status();
+            return s == null ? JSON.missingNode() : s.path("sections").path(name);
+        }
+
+        String log() {
+            try {
+                return Files.exists(logFile) ? Files.readString(logFile) : "";
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        /** The runtime's log lines at {@code level} (logback's {@code HH:mm:ss.SSS LEVEL [thread] ...}). */
+        List<String> linesAt(String level) {
+            List<String> out = new ArrayList<>();
+            for (String line : log().split("\n")) {
+                if (line.matches("^\\d\\d:\\d\\d:\\d\\d\\.\\d+ " + level + " .*")) {
+                    out.add(line.length() > 400 ? line.substring(0, 400) + "..." : line);
+                }
+            }
+            return out;
+        }
+
+        /** SIGTERM to the launcher, which stops the runtime within its grace period; then a forced kill. */
+        void stop() throws InterruptedException {
+            if (process == null || !process.isAlive()) {
+                return;
+            }
+            process.destroy();
+            if (!process.waitFor(90, TimeUnit.SECONDS)) {
+                kill();
+                throw new CheckFailed("ZRM runtime " + label + " did not stop within 90 s after SIGTERM");
+            }
+        }
+
+        private void kill() {
+            if (process != null) {
+                // The launcher's child can outlive a forcibly killed launcher; never leave it running.
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        }
+    }
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    /** The project folder ({@code zrm.home}, set by {@code lib.sh}). */
+    static Path zrmHome() {
+        return Path.of(required("zrm.home"));
     }
 
     // ------------------------------------------------------------------ change-streamer subscriber

@@ -23,6 +23,14 @@ zrm_jar() { # bundle build-hint-bundles...
   echo "$jar"
 }
 
+# Checks that the ZRM runtime is built (a check that starts it the way users do, through the launcher).
+compat_runtime_jars() {
+  local jar
+  for jar in runtime/launcher/target/zrm-launcher.jar runtime/target/zrm.jar; do
+    [[ -f "$ROOT/$jar" ]] || { echo "missing $jar; build the project first: mvn -B -ntp -o -q install -DskipTests" >&2; exit 2; }
+  done
+}
+
 # Sets NODE22_BIN and ZERO_CACHE_DIR, installing into $CACHE what is missing, and reports both.
 compat_installs() {
   # Node >= 22: NODE22_BIN (a folder holding `node`), the node on PATH if new enough, or a scratch install.
@@ -55,11 +63,16 @@ compat_installs() {
 
 # Sets CP: the jars of the given bundles (from bundles/*/target) and jackson, pgjdbc and slf4j
 # (from $M2, versions from the root pom.xml). A script adds its own extra jars to CP.
+# The bundle jars are copied to $WORK/jars first: other builds on this machine may rewrite
+# bundles/*/target while a check runs, and a jar replaced under a running JVM loses classes.
 compat_classpath() { # bundle...
-  local bundle jackson
+  local bundle jar jackson
   CP=
+  mkdir -p "$WORK/jars"
   for bundle in "$@"; do
-    CP=$CP${CP:+:}$(zrm_jar "$bundle" "$@")
+    jar=$(zrm_jar "$bundle" "$@")
+    cp "$jar" "$WORK/jars/"
+    CP=$CP${CP:+:}$WORK/jars/$(basename "$jar")
   done
   jackson=$(pom_prop jackson.version)
   CP=$CP:$(m2_jar com/fasterxml/jackson/core jackson-core "$jackson")
@@ -77,7 +90,7 @@ compat_run() { # check-class
   # ZRM's own log lines go to a file, so stdout holds only the COMPAT lines.
   exec java -cp "$WORK/classes:$CP" \
     -Dorg.slf4j.simpleLogger.logFile="$WORK/zrm.log" -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
-    -Dzero.dir="$ZERO_CACHE_DIR" -Dnode.bin="$NODE22_BIN" -Dwork.dir="$WORK" \
+    -Dzero.dir="$ZERO_CACHE_DIR" -Dnode.bin="$NODE22_BIN" -Dwork.dir="$WORK" -Dzrm.home="$ROOT" \
     -Dzero.port="${ZERO_PORT:-14848}" \
     "$1"
 }
