@@ -41,6 +41,13 @@ import org.zrm.changesource.SubscriptionState;
  * a real PostgreSQL: the storer's {@link ChangeLog} and the Postgres {@link ChangeSource} are
  * registered with their selection properties, the storer migrates its schema on first use, and
  * the change source reports itself in {@code /status} with the password masked.
+ *
+ * <p>This test calls {@link ChangeLog#ensureReplicationConfig} itself, which a running change
+ * streamer would also do (with the real replica version) and race. Every ZRM component is still
+ * configured, because {@code /status} is healthy only when all of them are active, but the streamer
+ * is kept idle (see {@link ZrmRuntimeOptions#idleStreamerOptions}): it waits for a change source of
+ * a type nothing registers, so it never initialises a source, writes the replication config or
+ * takes ownership of the change log.
  */
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
@@ -59,7 +66,7 @@ public class PipelineBundlesIT {
 
     @Configuration
     public Option[] config() throws IOException {
-        return ZrmRuntimeOptions.options(Files.createTempDirectory("zrm-it-pipeline-"));
+        return ZrmRuntimeOptions.idleStreamerOptions(Files.createTempDirectory("zrm-it-pipeline-"));
     }
 
     @Test
@@ -91,6 +98,10 @@ public class PipelineBundlesIT {
         JsonNode section = status.path("sections").path("changesource.pg");
         assertFalse(response.body(), section.isMissingNode());
         assertEquals("zero_0", section.get("shard").asText());
-        assertTrue(status.get("healthy").asBoolean());
+        assertTrue(response.body(), status.get("healthy").asBoolean());
+        // The streamer is active but idle, still waiting for a source: nothing here races it.
+        JsonNode streamer = status.path("sections").path("changestreamer");
+        assertEquals(response.body(), "starting", streamer.path("state").asText());
+        assertTrue(response.body(), streamer.path("replicaVersion").isNull());
     }
 }

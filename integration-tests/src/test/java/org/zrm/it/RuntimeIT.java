@@ -64,6 +64,9 @@ import org.osgi.service.log.LogReaderService;
 @RunWith(PaxExam.class)
 @ExamReactorStrategy(PerClass.class)
 public class RuntimeIT {
+    // The whole replication pipeline is configured (storer, change source, change streamer,
+    // replicator), as in the shipped runtime: /status is healthy only when every ZRM component is
+    // active.
 
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final String STATUS_SOURCE = "org.zrm.admin.internal.StatusSource";
@@ -84,7 +87,7 @@ public class RuntimeIT {
 
     @Configuration
     public Option[] config() throws IOException {
-        return ZrmRuntimeOptions.options(Files.createTempDirectory("zrm-it-"));
+        return ZrmRuntimeOptions.streamingOptions(Files.createTempDirectory("zrm-it-"));
     }
 
     @Test

@@ -10,6 +10,9 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -38,13 +41,66 @@ final class ZrmRuntimeOptions {
     static final String ALT_DEPLOY_DIR = "zrm.it.alt.deploy";
     /** URI of the throwaway upstream/change database the runtime's components are configured with. */
     static final String UPSTREAM_URI = "zrm.it.upstream";
+    /** JDBC URL of the same database, for tests that read upstream and the change log directly. */
+    static final String UPSTREAM_JDBC = "zrm.it.upstream.jdbc";
+    /** The SQLite replica file the change source's initial sync creates and the replicator keeps up to date. */
+    static final String REPLICA_FILE = "zrm.it.replica";
 
     private static final Pattern RUNBUNDLE = Pattern.compile("^\\s*([\\w.\\-]+);version='[^']*';startlevel=(\\d+)");
 
     private ZrmRuntimeOptions() {
     }
 
+    /** How much of the pipeline beyond the storer and the change source a test runtime configures. */
+    private enum Streamer {
+        /** Neither the change streamer nor the replicator is configured (their components stay unsatisfied). */
+        NONE,
+        /** Both configured; the streamer streams from the Postgres change source at once. */
+        STREAMING,
+        /** Both configured, but the streamer never finds a source and so never touches the change log's config. */
+        IDLE
+    }
+
+    /**
+     * A change-source type no bundle registers: an {@link Streamer#IDLE} streamer waits for such a
+     * source forever.
+     */
+    static final String NO_SOURCE_TYPE = "zrm-it-none";
+
+    /**
+     * The runtime with the storer and the change source configured only. The change streamer and
+     * the replicator stay unconfigured, so {@code /status} is not healthy: for tests that do not
+     * look at health.
+     */
     static Option[] options(Path workDir) {
+        return options(workDir, Streamer.NONE, List.of());
+    }
+
+    /**
+     * The runtime with the whole replication pipeline switched on: besides the storer and the
+     * change source, the change streamer (no start-up delay, so it streams without a serving
+     * subscriber) and the in-process backup replicator writing {@link #REPLICA_FILE} are
+     * configured. {@code upstreamSql} runs against the fresh upstream database before the
+     * framework starts, so the tables it creates are part of the initial sync.
+     */
+    static Option[] streamingOptions(Path workDir, String... upstreamSql) {
+        return options(workDir, Streamer.STREAMING, List.of(upstreamSql));
+    }
+
+    /**
+     * The runtime with every ZRM component configured (so {@code /status} can be healthy), but
+     * with a change streamer that stays idle: it streams from {@link #NO_SOURCE_TYPE}, which no
+     * bundle registers, and its start-up delay is an hour. Until a source of its type exists, the
+     * streamer only migrates the change-log schema and looks (without keeping a lock) for the
+     * oldest change-log row to protect from purging; it never initialises a source, never calls
+     * {@code ensureReplicationConfig} and never takes ownership. The replicator waits for a replica
+     * file no initial sync creates. For tests that drive the {@code ChangeLog} themselves.
+     */
+    static Option[] idleStreamerOptions(Path workDir) {
+        return options(workDir, Streamer.IDLE, List.of());
+    }
+
+    private static Option[] options(Path workDir, Streamer streamer, List<String> upstreamSql) {
         Path runtime = Path.of(System.getProperty("zrm.runtime.dir", "../runtime")).toAbsolutePath().normalize();
         Path exported = runtime.resolve("target/export/zrm");
         if (!Files.isDirectory(exported)) {
@@ -52,6 +108,7 @@ final class ZrmRuntimeOptions {
         }
         Map<String, Integer> startLevels = startLevels(runtime.resolve("zrm.bndrun"));
         List<Option> options = new ArrayList<>();
+        Map<Path, Integer> levels = new HashMap<>();
         int highest = 1;
         for (Path jar : jars(exported)) {
             String bsn = symbolicName(jar);
@@ -60,23 +117,50 @@ final class ZrmRuntimeOptions {
                 throw new IllegalStateException(jar + " (" + bsn + ") is exported but not in zrm.bndrun -runbundles");
             }
             highest = Math.max(highest, level);
-            options.add(bundle(jar.toUri().toString()).startLevel(level));
+            levels.put(jar, level);
         }
+        // Pax Exam's own bundles start at level 2 and log through SLF4J; if SLF4J initialises before
+        // SPI Fly has registered logback, it binds the no-op logger for good and the runtime's log
+        // lines are lost. So the bundles up to slf4j.api's level (SPI Fly and the logging chain)
+        // start at level 1, installed in bndrun order, which Felix keeps within one level.
+        int loggingLevel = startLevels.getOrDefault("slf4j.api", 0);
+        levels.entrySet().stream().sorted(Map.Entry.<Path, Integer>comparingByValue()).forEach(e ->
+                options.add(bundle(e.getKey().toUri().toString()).startLevel(e.getValue() <= loggingLevel ? 1 : e.getValue())));
         Path config = mkdirs(workDir.resolve("conf"));
         Path deploy = mkdirs(workDir.resolve("deploy"));
         // A real PostgreSQL for the storer and the change source, configured the way an operator
         // would: .cfg files in the watched folder. The cluster lives as long as this JVM.
-        String upstream = PgDatabase.create(TestPostgres.jvmCluster(), "zrm_it").uri();
+        PgDatabase database = PgDatabase.create(TestPostgres.jvmCluster(), "zrm_it");
+        String upstream = database.uri();
+        Path replica = workDir.resolve("replica.db");
+        int httpPort = freePort();
+        runSql(database, upstreamSql);
         writeConfig(config.resolve("org.zrm.storer.cfg"), "change.db = " + upstream + "\n");
         writeConfig(config.resolve("org.zrm.changesource.pg.cfg"), "upstream.db = " + upstream + "\n"
-                + "replica.file = " + workDir.resolve("replica.db") + "\n");
+                + "replica.file = " + replica + "\n");
+        if (streamer != Streamer.NONE) {
+            boolean idle = streamer == Streamer.IDLE;
+            writeConfig(config.resolve("org.zrm.changestreamer.cfg"), "replica.file = " + replica + "\n"
+                    + "task.id = zrm-it\n"
+                    + "changeStreamer.address = 127.0.0.1:" + httpPort + "\n"
+                    + (idle ? "changesource.type = " + NO_SOURCE_TYPE + "\n" : "")
+                    + "changeStreamer.startupDelayMs = " + (idle ? 3_600_000 : 0) + "\n");
+            // Short retries: the replicator polls for the replica file until the initial sync is done.
+            writeConfig(config.resolve("org.zrm.replicator.cfg"), "replica.file = " + replica + "\n"
+                    + "changeStreamer.uri = \n"
+                    + "task.id = zrm-it\n"
+                    + "replicator.retryInitialMs = 100\n"
+                    + "replicator.retryMaxMs = 1000\n");
+        }
         options.add(junitBundles());
         options.add(frameworkStartLevel(highest + 1));
         options.add(systemProperty(CONFIG_DIR).value(config.toString()));
         options.add(systemProperty(UPSTREAM_URI).value(upstream));
+        options.add(systemProperty(UPSTREAM_JDBC).value(database.jdbcUrl()));
+        options.add(systemProperty(REPLICA_FILE).value(replica.toString()));
         options.add(systemProperty(DEPLOY_DIR).value(deploy.toString()));
         options.add(systemProperty(ALT_DEPLOY_DIR).value(mkdirs(workDir.resolve("deploy-alt")).toString()));
-        options.add(systemProperty(HTTP_PORT).value(Integer.toString(freePort())));
+        options.add(systemProperty(HTTP_PORT).value(Integer.toString(httpPort)));
         options.add(systemProperty("org.apache.felix.http.host").value("127.0.0.1"));
         options.add(systemProperty("org.apache.felix.jetty.websocket.enable").value("true"));
         options.add(systemProperty("felix.cm.config.plugins").value("org.apache.felix.configadmin.plugin.interpolation"));
@@ -129,6 +213,19 @@ final class ZrmRuntimeOptions {
             Files.writeString(file, text);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void runSql(PgDatabase database, List<String> statements) {
+        if (statements.isEmpty()) {
+            return;
+        }
+        try (Connection c = database.connect(); Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("upstream set-up failed on " + database + ": " + e.getMessage(), e);
         }
     }
 
