@@ -91,13 +91,20 @@ final class CatchupRunner implements CatchupHandler {
         long started = System.nanoTime();
         int sent = 0;
         try (CatchupCursor cursor = snapshot.catchup(request.replicaVersion(), sub.requestedWatermark)) {
+            // Paced by consumption with one batch of slack: before batch k+1 is sent, the subscriber
+            // must have consumed batch k-1 (upstream waits for batch k, which leaves the socket idle
+            // while the last batch's acks travel back). So at most the batch being sent, the one
+            // before it and the one fetched ahead are in memory, and the byte check below holds
+            // each subscriber to half its bound whatever the row size.
+            CompletableFuture<Outbox.Result> older = null;
             CompletableFuture<Outbox.Result> last = null;
             while (true) {
                 List<ChangeLogEntry> batch = cursor.nextBatch();
                 if (batch.isEmpty()) {
                     break;
                 }
-                await(last);
+                await(older);
+                older = last;
                 for (ChangeLogEntry e : batch) {
                     if (sub.isClosed()) {
                         LOG.info("change-streamer: subscriber {} went away during catch-up after {} changes", sub.id, sent);

@@ -267,9 +267,9 @@ public final class E2eWorkload implements Workload {
                     });
                  Connection c = cluster.connect(upstream);
                  PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))")) {
-                try (Statement s = c.createStatement()) {
-                    s.execute("SET synchronous_commit = off");
-                }
+                // synchronous_commit stays on here: with it off, a commit's WAL reaches the
+                // walsender only when the WAL writer flushes it (up to wal_writer_delay later),
+                // which would charge Postgres' flush schedule to the pipeline's latency.
                 awaitStreaming(rt);
                 long start = System.nanoTime();
                 for (int i = 0; i < txns; i++) {
@@ -488,10 +488,14 @@ public final class E2eWorkload implements Workload {
     }
 
     private static String streamerState(RuntimeProcess rt) throws Exception {
-        String status = rt.status();
-        int at = status.indexOf("\"changestreamer\"");
-        int st = at < 0 ? -1 : status.indexOf("\"state\":\"", at);
-        return st < 0 ? null : status.substring(st + 9, status.indexOf('"', st + 9));
+        var state = streamerSection(rt).path("state");
+        return state.isTextual() ? state.asText() : null;
+    }
+
+    /** The change streamer's section of {@code /status}. */
+    private static com.fasterxml.jackson.databind.JsonNode streamerSection(RuntimeProcess rt) throws Exception {
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(rt.status()).path("sections")
+                .path("changestreamer");
     }
 
     /** Samples the largest {@code bufferedBytes} of any subscriber in {@code /status} every 100 ms. */
@@ -510,17 +514,8 @@ public final class E2eWorkload implements Workload {
             thread = new Thread(() -> {
                 while (running) {
                     try {
-                        String s = rt.status();
-                        int i = 0;
-                        while ((i = s.indexOf("\"bufferedBytes\":", i)) >= 0) {
-                            i += 16;
-                            int end = i;
-                            while (end < s.length() && Character.isDigit(s.charAt(end))) {
-                                end++;
-                            }
-                            if (end > i) {
-                                max = Math.max(max, Long.parseLong(s.substring(i, end)));
-                            }
+                        for (var sub : streamerSection(rt).path("subscribers")) {
+                            max = Math.max(max, sub.path("bufferedBytes").asLong());
                         }
                         Thread.sleep(100);
                     } catch (InterruptedException e) {
