@@ -110,7 +110,6 @@ public final class E2eWorkload implements Workload {
     @Override
     public List<Result> run(BenchContext context) throws Exception {
         this.ctx = context;
-        allowServerAccess(context.workDir());
         ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1, r -> {
             Thread t = new Thread(r, "bench-cpu-sampler");
             t.setDaemon(true);
@@ -633,15 +632,4 @@ public final class E2eWorkload implements Workload {
         ctx.out().flush();
     }
 
-    /** The server runs as another OS user and must be able to enter the scratch folder. */
-    private static void allowServerAccess(Path dir) throws IOException {
-        try {
-            var perms = java.util.EnumSet.copyOf(java.nio.file.Files.getPosixFilePermissions(dir));
-            perms.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
-            perms.add(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE);
-            java.nio.file.Files.setPosixFilePermissions(dir, perms);
-        } catch (UnsupportedOperationException e) {
-            // Not a POSIX file system: the server runs as the same user there.
-        }
-    }
 }

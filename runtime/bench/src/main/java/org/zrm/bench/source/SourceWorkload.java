@@ -70,7 +70,6 @@ public final class SourceWorkload implements Workload {
 
     @Override
     public List<Result> run(BenchContext context) throws Exception {
-        allowServerAccess(context.workDir());
         int rows = bulk ? context.scaled(1_000_000) : context.scaled(100_000);
         int txns = bulk ? Math.min(4, rows) : rows;
         ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1, r -> {
@@ -319,16 +318,4 @@ public final class SourceWorkload implements Workload {
         context.out().flush();
     }
 
-    /** The server runs as another OS user and must be able to enter the scratch folder. */
-    private static void allowServerAccess(java.nio.file.Path dir) throws java.io.IOException {
-        try {
-            var perms = java.util.EnumSet.copyOf(java.nio.file.Files.getPosixFilePermissions(dir));
-            perms.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
-            perms.add(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE);
-            java.nio.file.Files.setPosixFilePermissions(dir, perms);
-        } catch (UnsupportedOperationException e) {
-            // Not a POSIX file system: the server runs as the same user there, nothing to widen.
-            return;
-        }
-    }
 }

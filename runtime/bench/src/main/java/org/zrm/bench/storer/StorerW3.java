@@ -58,7 +58,6 @@ public final class StorerW3 implements Workload {
     public List<Result> run(BenchContext context) throws Exception {
         this.ctx = context;
         List<Result> results = new ArrayList<>();
-        allowServerAccess(context.workDir());
         try (PgCluster cluster = PgCluster.builder()
                 .dataDir(context.workDir().resolve("pg"))
                 .binDir(context.pgBin())
@@ -299,21 +298,6 @@ public final class StorerW3 implements Workload {
 
     // ------------------------------------------------------------------ helpers
 
-    /**
-     * The harness creates the scratch folder private (0700); when the JVM runs as root the server
-     * runs as {@code postgres} and must be able to traverse it to reach its data folder.
-     */
-    private static void allowServerAccess(java.nio.file.Path dir) throws java.io.IOException {
-        try {
-            var perms = java.util.EnumSet.copyOf(java.nio.file.Files.getPosixFilePermissions(dir));
-            perms.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE);
-            perms.add(java.nio.file.attribute.PosixFilePermission.GROUP_EXECUTE);
-            java.nio.file.Files.setPosixFilePermissions(dir, perms);
-        } catch (UnsupportedOperationException e) {
-            // Not a POSIX file system: nothing to widen, the server runs as the same user there.
-            return;
-        }
-    }
 
     private PgChangeLog openLog(PgCluster cluster, String db, int batchSize) throws ChangeLogException {
         return openLog(cluster, db, batchSize, StorerSettings.DEFAULT_INSERT_MODE);
