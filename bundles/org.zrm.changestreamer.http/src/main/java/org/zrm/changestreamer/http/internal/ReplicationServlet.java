@@ -18,6 +18,7 @@ import org.eclipse.jetty.ee10.websocket.server.JettyWebSocketServletFactory;
 class ReplicationServlet extends JettyWebSocketServlet {
 
     private static final long serialVersionUID = 1L;
+    static final int INPUT_BUFFER_BYTES = 1024;
 
     private final transient ReplicationEndpoint endpoint;
 
@@ -79,6 +80,11 @@ class ReplicationServlet extends JettyWebSocketServlet {
         factory.setIdleTimeout(settings.idleTimeout());
         factory.setMaxTextMessageSize(settings.maxIncomingMessageBytes());
         factory.setMaxBinaryMessageSize(settings.maxIncomingMessageBytes());
+        // Clients only send acks ({"ack":n}, a dozen bytes). Jetty sizes both its network read
+        // buffer and the text builder it allocates for every incoming message by this value
+        // (default 4 KiB), so with one ack per message sent the default made each ack cost a 4 KiB
+        // allocation; 1 KiB still reads dozens of acks per system call.
+        factory.setInputBufferSize(INPUT_BUFFER_BYTES);
         factory.setCreator((request, response) ->
                 endpoint.connect(request.getHttpServletRequest().getRequestURI(), request.getParameterMap()));
     }
