@@ -21,15 +21,26 @@ final class InProcessChangeStreamClient implements ChangeStreamClient {
         Subscription subscription = streamer.subscribe(context);
         return new StreamConnection() {
             @Override
-            public SubscriptionMessage take() throws IOException, InterruptedException {
+            public StreamMessage take() throws IOException, InterruptedException {
                 SubscriptionMessage m = subscription.take();
                 if (m == null) {
                     Optional<Throwable> failure = subscription.failure();
                     if (failure.isPresent()) {
                         throw new IOException("change streamer ended the subscription: " + failure.get(), failure.get());
                     }
+                    return null;
                 }
-                return m;
+                return new StreamMessage() {
+                    @Override
+                    public String json() {
+                        return m.json();
+                    }
+
+                    @Override
+                    public void consumed() {
+                        m.consumed();
+                    }
+                };
             }
 
             @Override

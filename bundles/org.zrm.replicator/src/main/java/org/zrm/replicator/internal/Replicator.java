@@ -10,7 +10,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ReplicatorMode;
 import org.zrm.changestreamer.SubscriberContext;
-import org.zrm.changestreamer.SubscriptionMessage;
 import org.zrm.protocol.ChangeStreamMessage.BeginMessage;
 import org.zrm.protocol.ChangeStreamMessage.CommitMessage;
 import org.zrm.protocol.ChangeStreamMessage.RollbackMessage;
@@ -256,7 +255,7 @@ final class Replicator {
 
     private void consume(StreamConnection stream, ChangeProcessor processor, Object fileKey) throws IOException,
             ChangeProcessingException, FatalSubscriptionException, InterruptedException {
-        SubscriptionMessage message;
+        StreamMessage message;
         while ((message = stream.take()) != null) {
             Downstream downstream;
             try {

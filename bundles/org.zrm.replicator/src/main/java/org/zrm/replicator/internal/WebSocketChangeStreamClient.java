@@ -16,7 +16,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.zrm.changestreamer.SubscriberContext;
-import org.zrm.changestreamer.SubscriptionMessage;
 import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.protocol.json.ProtocolException;
 import org.zrm.protocol.subscriber.Ack;
@@ -224,7 +223,7 @@ final class WebSocketChangeStreamClient implements ChangeStreamClient {
         }
 
         @Override
-        public SubscriptionMessage take() throws IOException, InterruptedException {
+        public StreamMessage take() throws IOException, InterruptedException {
             while (true) {
                 long idleNanos = System.nanoTime() - lastActivityNanos;
                 long waitNanos = livenessTimeout.toNanos() - idleNanos;
@@ -259,7 +258,7 @@ final class WebSocketChangeStreamClient implements ChangeStreamClient {
             }
         }
 
-        private final class Message implements SubscriptionMessage {
+        private final class Message implements StreamMessage {
             private final Frame frame;
             private boolean acked;
 
