@@ -15,6 +15,20 @@ import java.nio.file.Path;
  */
 public record BenchContext(PrintStream out, Path workDir, Path pgBin, double scale, Path home) {
 
+    /**
+     * A throwaway cluster in this run's work folder for workloads that stream logical replication
+     * at full speed (W1/W2 loads): shared buffers and WAL sized so that the load fits and no
+     * checkpoint is forced in the middle of a measurement. Add settings before {@code start()}.
+     */
+    public org.zrm.pgcluster.PgCluster.Builder replicationCluster() {
+        return org.zrm.pgcluster.PgCluster.builder()
+                .dataDir(workDir.resolve("pg"))
+                .binDir(pgBin)
+                .setting("shared_buffers", "256MB")
+                .setting("max_wal_size", "8GB")
+                .setting("min_wal_size", "1GB");
+    }
+
     /** Scales a row or transaction count, never below 1. */
     public int scaled(int count) {
         return Math.max(1, (int) Math.round(count * scale));

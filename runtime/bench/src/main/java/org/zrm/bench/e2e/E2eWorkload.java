@@ -14,12 +14,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.locks.LockSupport;
 import org.zrm.bench.BenchContext;
 import org.zrm.bench.Result;
 import org.zrm.bench.Workload;
+import org.zrm.bench.source.ProcCpu;
 import org.zrm.bench.source.RecvLogical;
 import org.zrm.bench.source.WalSenders;
 import org.zrm.pgcluster.PgCluster;
@@ -110,35 +110,25 @@ public final class E2eWorkload implements Workload {
     @Override
     public List<Result> run(BenchContext context) throws Exception {
         this.ctx = context;
-        ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1, r -> {
-            Thread t = new Thread(r, "bench-cpu-sampler");
-            t.setDaemon(true);
-            return t;
-        });
-        try (PgCluster c = PgCluster.builder()
-                .dataDir(context.workDir().resolve("pg"))
-                .binDir(context.pgBin())
-                .setting("shared_buffers", "256MB")
-                .setting("max_wal_size", "8GB")
-                .setting("min_wal_size", "1GB")
+        ScheduledExecutorService scheduler = ProcCpu.newSampler();
+        try (PgCluster c = context.replicationCluster()
                 .setting("max_replication_slots", "32")
                 .setting("max_wal_senders", "32")
                 .start()) {
             this.cluster = c;
-            String upstream = c.createDatabase("upstream");
-            this.upstreamDb = upstream;
+            this.upstreamDb = c.createDatabase("upstream");
             this.changeDb = c.createDatabase("change");
-            try (Connection conn = c.connect(upstream); Statement s = conn.createStatement()) {
+            try (Connection conn = c.connect(upstreamDb); Statement s = conn.createStatement()) {
                 s.execute("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz DEFAULT now())");
                 s.execute("CREATE PUBLICATION " + PUB + " FOR TABLE t");
             }
             say("%s: cluster on port %d, work folder %s", name, c.port(), context.workDir());
             return switch (kind) {
-                case W1 -> List.of(throughput(upstream, true, scheduler));
-                case W2 -> List.of(throughput(upstream, false, scheduler));
-                case FANOUT -> List.of(fanout(upstream));
-                case CATCHUP -> List.of(catchup(upstream));
-                case LATENCY -> List.of(latency(upstream));
+                case W1 -> List.of(throughput(true, scheduler));
+                case W2 -> List.of(throughput(false, scheduler));
+                case FANOUT -> List.of(measureFanout());
+                case CATCHUP -> List.of(measureCatchup());
+                case LATENCY -> List.of(measureLatency());
             };
         } finally {
             scheduler.shutdownNow();
@@ -146,30 +136,30 @@ public final class E2eWorkload implements Workload {
     }
 
     /** e2e-W1 / e2e-W2: one subscriber, against pg_recvlogical. */
-    private Result throughput(String upstream, boolean bulk, ScheduledExecutorService scheduler) throws Exception {
+    private Result throughput(boolean bulk, ScheduledExecutorService scheduler) throws Exception {
         int rows = bulk ? ctx.scaled(1_000_000) : ctx.scaled(100_000);
         int txns = bulk ? Math.min(4, rows) : rows;
         List<App> apps = new ArrayList<>();
         for (int r = 1; r <= REPS; r++) {
-            apps.add(prepare(upstream, "bench" + r));
+            apps.add(prepare("bench" + r));
         }
-        int warmRows = warmUp(upstream, rows, bulk);
+        int warmRows = warmUp(rows, bulk);
         List<String> recvSlots = new ArrayList<>();
-        try (Connection conn = cluster.connect(upstream); Statement s = conn.createStatement()) {
+        try (Connection conn = cluster.connect(upstreamDb); Statement s = conn.createStatement()) {
             for (int r = 1; r <= REPS; r++) {
                 s.execute("SELECT pg_create_logical_replication_slot('recv_" + r + "', 'pgoutput')");
                 recvSlots.add("recv_" + r);
             }
         }
-        String endLsn = load(upstream, rows, txns, bulk);
+        String endLsn = load(rows, txns, bulk);
         List<Double> zrm = new ArrayList<>();
         List<Double> limit = new ArrayList<>();
         List<Map<String, Object>> runs = new ArrayList<>();
-        RecvLogical recv = new RecvLogical(ctx.pgBin(), cluster, upstream, PUB);
-        try (Connection control = cluster.connect(upstream)) {
+        RecvLogical recv = new RecvLogical(ctx.pgBin(), cluster, upstreamDb, PUB);
+        try (Connection control = cluster.connect(upstreamDb)) {
             WalSenders walSenders = new WalSenders(control);
             for (int r = 0; r < REPS; r++) {
-                Measured m = measure(apps.get(r), upstream, endLsn, warmRows, rows, 1);
+                Measured m = measure(apps.get(r), endLsn, warmRows, rows, 1);
                 zrm.add((bulk ? rows : txns) / m.seconds);
                 say("  rep %d: zrm %.3f s (%s)", r + 1, m.seconds, rate(bulk, rows, txns, m.seconds));
                 runs.add(m.json("zrm", r + 1));
@@ -188,16 +178,16 @@ public final class E2eWorkload implements Workload {
     }
 
     /** fanout-W4: W1 to 50 subscribers against W1 to one subscriber, both measured here. */
-    private Result fanout(String upstream) throws Exception {
+    private Result measureFanout() throws Exception {
         int rows = ctx.scaled(1_000_000);
         int txns = Math.min(4, rows);
-        App single = prepare(upstream, "single");
-        App many = prepare(upstream, "fanout");
-        int warmRows = warmUp(upstream, rows, true);
-        String endLsn = load(upstream, rows, txns, true);
-        Measured one = measure(single, upstream, endLsn, warmRows, rows, 1);
+        App single = prepare("single");
+        App many = prepare("fanout");
+        int warmRows = warmUp(rows, true);
+        String endLsn = load(rows, txns, true);
+        Measured one = measure(single, endLsn, warmRows, rows, 1);
         say("  1 subscriber: %.3f s (%s)", one.seconds, rate(true, rows, txns, one.seconds));
-        Measured fifty = measure(many, upstream, endLsn, warmRows, rows, FANOUT_SUBSCRIBERS);
+        Measured fifty = measure(many, endLsn, warmRows, rows, FANOUT_SUBSCRIBERS);
         say("  %d subscribers: %.3f s (%s)", FANOUT_SUBSCRIBERS, fifty.seconds, rate(true, rows, txns, fifty.seconds));
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("rows", rows);
@@ -209,11 +199,11 @@ public final class E2eWorkload implements Workload {
     }
 
     /** catchup-W5: a change log holding W1, one new subscriber at the oldest watermark. */
-    private Result catchup(String upstream) throws Exception {
+    private Result measureCatchup() throws Exception {
         int rows = ctx.scaled(1_000_000);
         int txns = Math.min(4, rows);
-        App app = prepare(upstream, "catchup");
-        String endLsn = load(upstream, rows, txns, true);
+        App app = prepare("catchup");
+        String endLsn = load(rows, txns, true);
         long bound = 64L << 20;
         try (RuntimeProcess rt = app.start(Map.of("changeStreamer.subscriberMaxBufferedBytes", Long.toString(bound)))) {
             // Fill the change log: a live subscriber takes the whole load through.
@@ -250,9 +240,9 @@ public final class E2eWorkload implements Workload {
     }
 
     /** latency: single-row transactions offered at 1,000/s; commit returned upstream → commit frame received. */
-    private Result latency(String upstream) throws Exception {
+    private Result measureLatency() throws Exception {
         int txns = ctx.scaled(20_000);
-        App app = prepare(upstream, "latency");
+        App app = prepare("latency");
         long[] committed = new long[txns];
         long[] arrived = new long[txns];
         long base = 10_000_000L;
@@ -264,7 +254,7 @@ public final class E2eWorkload implements Workload {
                             arrived[i] = System.nanoTime();
                         }
                     });
-                 Connection c = cluster.connect(upstream);
+                 Connection c = cluster.connect(upstreamDb);
                  PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))")) {
                 // synchronous_commit stays on here: with it off, a commit's WAL reaches the
                 // walsender only when the WAL writer flushes it (up to wal_writer_delay later),
@@ -366,7 +356,7 @@ public final class E2eWorkload implements Workload {
     }
 
     /** Starts the runtime once so that it syncs the (empty) table and creates its slot, then stops it. */
-    private App prepare(String upstream, String appId) throws Exception {
+    private App prepare(String appId) throws Exception {
         App app = new App(appId);
         long t0 = System.nanoTime();
         try (RuntimeProcess rt = app.start(Map.of())) {
@@ -426,7 +416,7 @@ public final class E2eWorkload implements Workload {
     }
 
     /** Starts the app's runtime, connects {@code subscribers} at its last watermark, and times the drain. */
-    private Measured measure(App app, String upstream, String endLsn, int warmRows, int rows, int subscribers)
+    private Measured measure(App app, String endLsn, int warmRows, int rows, int subscribers)
             throws Exception {
         try (RuntimeProcess rt = app.start(Map.of())) {
             String from = app.lastWatermark();
@@ -547,18 +537,18 @@ public final class E2eWorkload implements Workload {
      * (small): a fresh runtime spends some 15 s of CPU in its JIT compilers on these machines, so a
      * shorter warm-up would still charge compilation to the measured load.
      */
-    private int warmUp(String upstream, int rows, boolean bulk) throws SQLException {
+    private int warmUp(int rows, boolean bulk) throws SQLException {
         int warmRows = Math.max(1, rows / 2);
-        load(upstream, warmRows, bulk ? Math.min(2, warmRows) : warmRows, bulk);
+        load(warmRows, bulk ? Math.min(2, warmRows) : warmRows, bulk);
         return warmRows;
     }
 
     /** Writes the workload upstream and returns the WAL position after it. */
-    private String load(String upstream, int rows, int txns, boolean bulk) throws SQLException {
+    private String load(int rows, int txns, boolean bulk) throws SQLException {
         long t0 = System.nanoTime();
         long base = nextId;
         nextId += rows;
-        try (Connection c = cluster.connect(upstream); Statement s = c.createStatement()) {
+        try (Connection c = cluster.connect(upstreamDb); Statement s = c.createStatement()) {
             if (bulk) {
                 long done = 0;
                 for (int i = 0; i < txns; i++) {

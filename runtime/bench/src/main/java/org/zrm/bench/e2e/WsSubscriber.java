@@ -29,8 +29,7 @@ import java.util.function.LongConsumer;
  * {@code write} whenever the socket has no further input buffered (or 16 KiB of acks are pending),
  * so they are on the wire before the reader next waits. Pings are answered with pongs.
  *
- * <p>Frames are not decoded with the full codec: the benchmark counts inserts and commits and reads
- * the commit watermark from the fixed trailer.
+ * <p>Frames are not decoded with the full codec: the benchmark counts inserts and commits.
  */
 final class WsSubscriber implements AutoCloseable {
 
@@ -49,9 +48,7 @@ final class WsSubscriber implements AutoCloseable {
     private volatile long commits;
     /** Inserts seen before the latest commit: the transactions those inserts belong to are complete. */
     private volatile long insertsAtLastCommit;
-    private volatile long firstFrameNanos;
     private volatile long lastCommitNanos;
-    private volatile String lastCommitWatermark;
     private volatile String error;
     private volatile boolean closed;
     private long lastInsertId = Long.MIN_VALUE; // reader thread only
@@ -223,9 +220,6 @@ final class WsSubscriber implements AutoCloseable {
                 return false;
             }
         }
-        if (firstFrameNanos == 0) {
-            firstFrameNanos = System.nanoTime();
-        }
         int tag = i + DATA_PREFIX.length;
         boolean insert = tag + INSERT.length <= p.length;
         for (int k = 0; insert && k < INSERT.length; k++) {
@@ -240,9 +234,6 @@ final class WsSubscriber implements AutoCloseable {
 
     private void frame(String s) {
         long now = System.nanoTime();
-        if (firstFrameNanos == 0) {
-            firstFrameNanos = now;
-        }
         int comma = s.indexOf(',');
         long id = Long.parseLong(s, 6, comma, 10); // {"id":<n>,
         int typeStart = s.indexOf("\"msg\":[\"", comma) + 8;
@@ -264,8 +255,6 @@ final class WsSubscriber implements AutoCloseable {
                 }
             }
             case "commit" -> {
-                int w = s.lastIndexOf("\"watermark\":\"") + 13;
-                lastCommitWatermark = s.substring(w, s.indexOf('"', w));
                 lastCommitNanos = now;
                 insertsAtLastCommit = inserts;
                 commits++;
@@ -343,21 +332,6 @@ final class WsSubscriber implements AutoCloseable {
         }
     }
 
-    long inserts() {
-        return inserts;
-    }
-
-    long commits() {
-        return commits;
-    }
-
-    long firstFrameNanos() {
-        return firstFrameNanos;
-    }
-
-    String lastCommitWatermark() {
-        return lastCommitWatermark;
-    }
 
     /** Closes the connection (the server sees the subscriber go away) and stops the reader. */
     @Override

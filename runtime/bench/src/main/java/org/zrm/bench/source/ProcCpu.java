@@ -40,6 +40,15 @@ public final class ProcCpu implements AutoCloseable {
     }
 
     /** Stops sampling (after one last sample) and returns CPU seconds, or -1 if never sampled. */
+    /** A single daemon thread for sampling CPU times; the caller shuts it down. */
+    public static java.util.concurrent.ScheduledExecutorService newSampler() {
+        return java.util.concurrent.Executors.newScheduledThreadPool(1, r -> {
+            Thread t = new Thread(r, "bench-cpu-sampler");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
     public double stopSeconds() {
         sample();
         task.cancel(false);

@@ -11,7 +11,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.zrm.bench.BenchContext;
 import org.zrm.bench.Result;
@@ -72,18 +71,8 @@ public final class SourceWorkload implements Workload {
     public List<Result> run(BenchContext context) throws Exception {
         int rows = bulk ? context.scaled(1_000_000) : context.scaled(100_000);
         int txns = bulk ? Math.min(4, rows) : rows;
-        ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1, r -> {
-            Thread t = new Thread(r, "bench-cpu-sampler");
-            t.setDaemon(true);
-            return t;
-        });
-        try (PgCluster cluster = PgCluster.builder()
-                .dataDir(context.workDir().resolve("pg"))
-                .binDir(context.pgBin())
-                .setting("shared_buffers", "256MB")
-                .setting("max_wal_size", "8GB")
-                .setting("min_wal_size", "1GB")
-                .start()) {
+        ScheduledExecutorService scheduler = ProcCpu.newSampler();
+        try (PgCluster cluster = context.replicationCluster().start()) {
             say(context, "%s: cluster on port %d, data in %s; %d rows in %d transactions", name, cluster.port(),
                     context.workDir(), rows, txns);
             warmUp(context, cluster, scheduler);
