@@ -605,7 +605,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
             n++;
         }
         for (Subscriber s : forwarder.subscribers()) {
-            s.fail(cause);
+            s.failAfterQueued(cause); // a rollback of the interrupted transaction may still be queued
             forwarder.remove(s);
             n++;
         }
@@ -867,7 +867,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
             sub.fail(ended);
         }
         for (Subscriber s : forwarder.subscribers()) {
-            s.fail(ended);
+            s.failAfterQueued(ended);
         }
         purger.clear();
         // The source is a shared service with a life cycle of its own (its component stops it when

@@ -40,6 +40,7 @@ final class Outbox implements Subscription {
     private boolean ended;        // no more appends; take() returns null once untaken is empty
     private boolean closed;       // closed by the transport or failed: everything is released
     private Throwable failure;
+    private Throwable failAfterTaken; // set by failAfterQueued: fail once untaken is drained
     private long consumedMessages;
 
     /**
@@ -103,14 +104,48 @@ final class Outbox implements Subscription {
         }
     }
 
+    /**
+     * Ends the stream because of {@code cause} after the messages appended so far have been taken,
+     * then fails it as {@link #fail} does. Used when the stream itself ends (reset, stop) right
+     * after the streamer appended a final frame (the {@code rollback} of an interrupted
+     * transaction): the client sees that frame before the close instead of losing it to a race
+     * with the failure. Nothing more can be appended; the untaken messages stay within the byte
+     * bound they were appended under, and a transport that closes instead of draining releases
+     * them as usual.
+     */
+    void failAfterQueued(Throwable cause) {
+        synchronized (this) {
+            if (ended || closed) {
+                return;
+            }
+            ended = true;
+            if (!untaken.isEmpty()) {
+                failAfterTaken = cause;
+                return; // take() fails the subscription when it finds the queue drained
+            }
+        }
+        fail(cause);
+    }
+
     @Override
     public SubscriptionMessage take() throws InterruptedException {
+        Throwable cause;
         synchronized (this) {
             while (untaken.isEmpty() && !ended && !closed) {
                 wait();
             }
-            return untaken.isEmpty() || closed ? null : untaken.pollFirst();
+            if (closed) {
+                return null;
+            }
+            if (!untaken.isEmpty()) {
+                return untaken.pollFirst();
+            }
+            cause = failAfterTaken;
         }
+        if (cause != null) {
+            fail(cause);
+        }
+        return null;
     }
 
     @Override

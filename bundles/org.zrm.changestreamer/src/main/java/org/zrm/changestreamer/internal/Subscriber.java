@@ -228,6 +228,18 @@ final class Subscriber {
         outbox.fail(cause);
     }
 
+    /**
+     * Ends the subscription without an error frame once the client has been handed what is
+     * already queued (see {@link Outbox#failAfterQueued}); nothing is sent after this call.
+     */
+    void failAfterQueued(Throwable cause) {
+        synchronized (this) {
+            rejected = true;
+            backlog = null;
+        }
+        outbox.failAfterQueued(cause);
+    }
+
     private void initialize() {
         if (!initialized) {
             initialized = true;

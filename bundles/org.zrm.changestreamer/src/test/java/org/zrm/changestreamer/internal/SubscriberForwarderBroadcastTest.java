@@ -244,4 +244,26 @@ class SubscriberForwarderBroadcastTest {
         assertEquals(Outbox.Result.UNCONSUMED, m2.result.get());
         assertNull(o.take());
     }
+
+    @Test
+    void failAfterQueuedDeliversWhatIsQueuedThenFails() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        Outbox.Message rollback = o.append("rollback", null, null);
+        IllegalStateException reset = new IllegalStateException("reset");
+        o.failAfterQueued(reset);
+        assertNull(o.append("late", null, null), "nothing is appended after the end");
+        assertTrue(failures.isEmpty(), "not failed while a frame is still queued");
+        assertEquals("rollback", o.take().json(), "the queued frame is still delivered");
+        assertNull(o.take(), "then the stream ends");
+        assertEquals(List.of(reset), failures);
+        assertEquals(reset, o.failure().orElseThrow());
+        assertEquals(Outbox.Result.UNCONSUMED, rollback.result.get(), "released with the failure");
+
+        List<Throwable> direct = new ArrayList<>();
+        Outbox empty = new Outbox("e", 1 << 20, () -> { }, direct::add);
+        empty.failAfterQueued(reset);
+        assertEquals(List.of(reset), direct, "with nothing queued it fails at once");
+        assertNull(empty.take());
+    }
 }
