@@ -1,6 +1,6 @@
 package org.zrm.backup;
 
-import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import org.osgi.annotation.versioning.ConsumerType;
 
@@ -17,13 +17,19 @@ import org.osgi.annotation.versioning.ConsumerType;
  *
  * <p><b>Purge requests.</b> A monitor reports a watermark only through the
  * {@link CleanupScheduler} it received in {@link #start(BackupMonitorContext)}. It must not
- * schedule anything while a snapshot reservation is open, and (for the backup strategies) only
- * watermarks it has observed itself and that are older than the cleanup delay. After a restart or
- * a swap it starts with no observations at all.
+ * schedule anything while a snapshot reservation is open
+ * ({@link BackupMonitorContext#openReservations()}), and (for the backup strategies) only
+ * watermarks it has observed itself and that are older than
+ * {@link BackupMonitorContext#cleanupDelay()}, read anew at every check. After a restart or a swap
+ * it starts with no observations at all.
+ *
+ * <p><b>Reservations</b> are not the monitor's business beyond pausing: the coordinator holds the
+ * {@code /snapshot} connections, sends their status message (with {@link #backupURL()}), and
+ * learns the cleanup delay from how long they last, so both survive a swap.
  *
  * <p><b>Threading.</b> {@code start}, {@code stop} and the reservation methods may be called from
- * different coordinator and HTTP threads and must be thread-safe; none of them may block on I/O
- * except {@link #stop()}, which waits, bounded, for a running check. Periodic checks run on the
+ * different coordinator threads and must be thread-safe; none of them may block on I/O except
+ * {@link #stop()}, which waits, bounded, for a running check. Periodic checks run on the
  * monitor's own scheduler; a failing check is logged and retried on the next tick, never allowed to
  * end the schedule. Only conditions that must stop the pipeline go to
  * {@link BackupMonitorContext#reportFatal(Throwable)}.
@@ -56,8 +62,7 @@ public interface BackupMonitor {
     /**
      * @return the backup location sent to restoring nodes in the snapshot status, e.g.
      *     {@code s3://bucket/path}; empty for a monitor that has no backup (the replica strategy),
-     *     in which case {@code /snapshot} requests are refused and the reservation methods are
-     *     never called
+     *     in which case {@code /snapshot} requests are refused with upstream's message
      */
     Optional<String> backupURL();
 
@@ -66,47 +71,29 @@ public interface BackupMonitor {
      * threads. A stopped monitor may be started again with a new context and must then begin with
      * no observations, no cached verification and no staleness clock.
      *
-     * @param context the coordinator's context for this activation, including the cleanup
-     *     scheduler and the initial cleanup delay
+     * @param context the coordinator's context for this activation: the cleanup scheduler, the
+     *     cleanup delay, the open reservations and the metrics and fatal-error sinks
      * @throws IllegalStateException if the monitor is already started
      */
     void start(BackupMonitorContext context);
 
     /**
      * Stops periodic work: cancels timers, aborts in-flight I/O (HTTP fetches, child processes) and
-     * waits, bounded, for a running check to finish; unregisters any metrics callbacks. Open
-     * reservations are forgotten but not closed, because the coordinator keeps them for the next
-     * monitor. After it returns the monitor makes no further calls on the context. Idempotent.
+     * waits, bounded, for a running check to finish. After it returns the monitor makes no further
+     * calls on the context (calls from a check that outlives the bound are refused by the
+     * context anyway). Idempotent.
      */
     void stop();
 
     /**
-     * Registers a snapshot reservation: cleanup pauses while any is open, and the monitor sends the
-     * status message asynchronously through {@code reservation} (reading the change-log state via
-     * the context; on failure it calls {@link SnapshotReservation#fail(Throwable)}). If the task
-     * already had a reservation, the older one is closed: only the latest attempt of a task counts.
+     * Describes this monitor for the operator ({@code /status} under {@code backup.monitor}), for
+     * example the last scheduled watermark, the observed watermarks still ageing and when the
+     * backup went stale. Called on HTTP and shell threads: cheap, non-blocking, thread-safe, and
+     * JSON-compatible values only (see {@link org.zrm.status.StatusContributor#status()}).
      *
-     * @param taskID the restoring task's id
-     * @param reservation the reservation, possibly replayed by the coordinator after a swap (its
-     *     status may already have been sent)
+     * @return the details; empty by default
      */
-    void startSnapshotReservation(String taskID, SnapshotReservation reservation);
-
-    /**
-     * Ends {@code taskID}'s reservation and closes it. If {@code updateCleanupDelay}, the
-     * reservation's duration raises the cleanup delay when it is longer (the delay never shrinks),
-     * and the monitor reports it with {@link BackupMonitorContext#cleanupDelayLearned(Duration)}.
-     * No-op for an unknown task.
-     *
-     * @param taskID the task id
-     * @param updateCleanupDelay {@code true} when the task subscribed with {@code initial=true}
-     *     (the restore finished); {@code false} when the connection just closed
-     */
-    void endReservation(String taskID, boolean updateCleanupDelay);
-
-    /**
-     * @return the current cleanup delay: how long a backed-up watermark must age before it is
-     *     scheduled for cleanup
-     */
-    Duration cleanupDelay();
+    default Map<String, Object> status() {
+        return Map.of();
+    }
 }

@@ -7,10 +7,9 @@ import org.zrm.protocol.subscriber.SnapshotStatus;
 /**
  * The connection side of one {@code /snapshot} reservation: an open WebSocket whose existence
  * blocks cleanup while a new node restores a backup. Created by the HTTP endpoint and registered
- * through {@link org.zrm.changestreamer.ChangeStreamer#reserveSnapshot}; the coordinator owns it
- * and passes it to the active monitor with
- * {@link BackupMonitor#startSnapshotReservation(String, SnapshotReservation)}, again to a new
- * monitor after a swap.
+ * through {@link org.zrm.changestreamer.ChangeStreamer#reserveSnapshot}; the backup-monitor
+ * coordinator owns it, sends its status and keeps it across monitor swaps, while the active
+ * monitor only sees that it is open ({@link BackupMonitorContext#openReservations()}).
  *
  * <p>All methods are thread-safe and non-blocking (sends are queued on the connection).
  */
@@ -28,9 +27,8 @@ public interface SnapshotReservation {
 
     /**
      * Sends the single {@code ["status",{"tag":"status","backupURL":…,"replicaVersion":…,
-     * "minWatermark":…}]} message. Only the first call sends anything; later calls (for example
-     * from a monitor that received a replayed reservation after a swap) are ignored, because
-     * clients read exactly one status and must not see a second one.
+     * "minWatermark":…}]} message. Only the first call sends anything; later calls are ignored,
+     * because clients read exactly one status and must not see a second one.
      *
      * @param status the status to send
      * @return {@code true} if this call sent the status, {@code false} if one was already sent or

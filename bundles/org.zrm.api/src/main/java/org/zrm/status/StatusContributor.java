@@ -27,4 +27,16 @@ public interface StatusContributor {
      * {@link Number}, {@link String}, {@link java.util.List}, {@link Map}), in display order.
      */
     Map<String, Object> status();
+
+    /**
+     * Whether the contributing component is healthy. An unhealthy contributor makes the whole
+     * runtime report {@code "healthy": false} (for example a backup that stayed stale past its
+     * grace period, after which the pipeline stops acking and purging), so that an orchestrator
+     * polling {@code /status} can act even when the process is configured not to exit.
+     *
+     * @return {@code true} unless the component has hit a condition an operator must act on
+     */
+    default boolean healthy() {
+        return true;
+    }
 }

@@ -4,5 +4,5 @@
  * metrics to {@code GET /metrics} by registering a {@link org.zrm.status.MetricsContributor}.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.1.0")
+@org.osgi.annotation.versioning.Version("1.2.0")
 package org.zrm.status;

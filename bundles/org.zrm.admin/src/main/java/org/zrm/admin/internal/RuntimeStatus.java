@@ -12,9 +12,17 @@ import java.util.Map;
  * @param bundles    every ZRM bundle ({@code org.zrm.*}) with its state
  * @param components every Declarative Services component in the framework
  * @param sections   what {@link org.zrm.status.StatusContributor} services report, by section
+ * @param unhealthySections the sections whose contributor reports itself unhealthy (e.g. a
+ *     wedged backup stopped the pipeline), sorted
  */
 public record RuntimeStatus(String configDir, String deployDir, List<BundleStatus> bundles,
-        List<ComponentStatus> components, Map<String, Object> sections) {
+        List<ComponentStatus> components, Map<String, Object> sections, List<String> unhealthySections) {
+
+    /** A status in which every section is healthy. */
+    public RuntimeStatus(String configDir, String deployDir, List<BundleStatus> bundles,
+            List<ComponentStatus> components, Map<String, Object> sections) {
+        this(configDir, deployDir, bundles, components, sections, List.of());
+    }
 
     /** One installed bundle. {@code state} is the OSGi state name, e.g. {@code ACTIVE}. */
     public record BundleStatus(long id, String symbolicName, String version, String state) {
@@ -35,12 +43,14 @@ public record RuntimeStatus(String configDir, String deployDir, List<BundleStatu
     }
 
     /**
-     * True when every listed bundle is ACTIVE and no component is unsatisfied or failed. Serialised
+     * True when every listed bundle is ACTIVE, no component is unsatisfied or failed, and no status
+     * contributor reports itself unhealthy. Serialised
      * as {@code "healthy"} so that monitors need not re-derive it from the lists.
      */
     @com.fasterxml.jackson.annotation.JsonProperty("healthy")
     public boolean healthy() {
         return bundles.stream().allMatch(b -> "ACTIVE".equals(b.state()))
-                && components.stream().allMatch(c -> "ACTIVE".equals(c.state()) || "SATISFIED".equals(c.state()));
+                && components.stream().allMatch(c -> "ACTIVE".equals(c.state()) || "SATISFIED".equals(c.state()))
+                && unhealthySections.isEmpty();
     }
 }

@@ -58,7 +58,27 @@ final class StatusCollector {
             components.add(componentStatus(description));
         }
         components.sort(Comparator.comparing(ComponentStatus::bundle).thenComparing(ComponentStatus::name));
-        return new RuntimeStatus(configDir.get(), deployDir.get(), bundles, List.copyOf(components), sections());
+        return new RuntimeStatus(configDir.get(), deployDir.get(), bundles, List.copyOf(components), sections(),
+                unhealthySections());
+    }
+
+    /** Sections whose contributor reports itself unhealthy; a contributor that throws counts as unhealthy. */
+    List<String> unhealthySections() {
+        List<String> out = new ArrayList<>();
+        for (StatusContributor contributor : contributors.get()) {
+            boolean healthy;
+            try {
+                healthy = contributor.healthy();
+            } catch (RuntimeException e) {
+                LOG.warn("status section {} failed to report its health: {}", contributor.section(), e.toString(), e);
+                healthy = false;
+            }
+            if (!healthy) {
+                out.add(contributor.section());
+            }
+        }
+        out.sort(Comparator.naturalOrder());
+        return List.copyOf(out);
     }
 
     /**

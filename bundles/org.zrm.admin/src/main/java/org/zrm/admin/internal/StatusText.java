@@ -15,7 +15,11 @@ final class StatusText {
         StringBuilder out = new StringBuilder();
         out.append("configDir: ").append(status.configDir()).append('\n');
         out.append("deployDir: ").append(status.deployDir()).append('\n');
-        out.append("healthy:   ").append(status.healthy()).append("\n\n");
+        out.append("healthy:   ").append(status.healthy());
+        if (!status.unhealthySections().isEmpty()) {
+            out.append(" (unhealthy: ").append(String.join(", ", status.unhealthySections())).append(')');
+        }
+        out.append("\n\n");
         out.append(String.format("%-5s %-12s %-36s %s%n", "ID", "STATE", "BUNDLE", "VERSION"));
         for (BundleStatus b : status.bundles()) {
             out.append(String.format("%-5d %-12s %-36s %s%n", b.id(), b.state(), b.symbolicName(), b.version()));

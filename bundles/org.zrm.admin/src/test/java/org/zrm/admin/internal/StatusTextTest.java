@@ -42,4 +42,12 @@ class StatusTextTest {
                 List.of(new BundleStatus(1, "org.zrm.api", "1", "RESOLVED")), List.of(), java.util.Map.of());
         assertFalse(resolvedOnly.healthy());
     }
+
+    @Test
+    void anUnhealthySectionMakesTheRuntimeUnhealthy() {
+        RuntimeStatus wedged = new RuntimeStatus("/c", "/d", List.of(new BundleStatus(1, "org.zrm.api", "1", "ACTIVE")),
+                List.of(), java.util.Map.of("backup", java.util.Map.of()), List.of("backup"));
+        assertFalse(wedged.healthy());
+        assertTrue(StatusText.render(wedged).contains("healthy:   false (unhealthy: backup)"), StatusText.render(wedged));
+    }
 }

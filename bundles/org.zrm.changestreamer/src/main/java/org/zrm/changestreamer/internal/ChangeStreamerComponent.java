@@ -2,11 +2,15 @@ package org.zrm.changestreamer.internal;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.osgi.framework.BundleContext;
@@ -48,10 +52,11 @@ import org.zrm.status.StatusContributor;
  * <p>Invalid configuration values fail activation with an {@link IllegalArgumentException} naming
  * the property; nothing is started then.
  */
-@Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class},
+@Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class, BackupControl.class},
         configurationPid = ChangeStreamerComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
 @Designate(ocd = ChangeStreamerConfig.class)
-public final class ChangeStreamerComponent implements ChangeStreamer, StatusContributor, MetricsContributor {
+public final class ChangeStreamerComponent implements ChangeStreamer, StatusContributor, MetricsContributor,
+        BackupControl {
 
     static final String PID = "org.zrm.changestreamer";
     private static final Logger LOG = LoggerFactory.getLogger(ChangeStreamerComponent.class);
@@ -60,6 +65,8 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final SourceSlot sources = new SourceSlot();
     private final ChangeStreamerService service;
     private final StreamerMetrics metrics;
+    private final BackupCoordinator backup;
+    private final ThreadPoolExecutor statusSender;
 
     /**
      * @throws IllegalArgumentException if a configuration value is invalid (the message names the
@@ -76,8 +83,20 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             throw new IllegalArgumentException("invalid configuration of " + PID + ": " + e.getMessage(), e);
         }
         this.sourceType = config.changesource_type().strip();
-        this.service = new ChangeStreamerService(settings, storerFactory, sources, null);
+        Reservations reservations = new Reservations();
+        this.service = new ChangeStreamerService(settings, storerFactory, sources, null, reservations);
         this.metrics = new StreamerMetrics(service);
+        // Snapshot statuses read the change log: off the HTTP thread, one at a time. Bound: 64
+        // waiting reservations; beyond that a reservation fails at once and its client retries.
+        this.statusSender = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(64), r -> {
+            Thread t = new Thread(r, "zrm-backup-snapshot-status");
+            t.setDaemon(true);
+            return t;
+        });
+        statusSender.allowCoreThreadTimeOut(true);
+        this.backup = new BackupCoordinator(new StreamerTarget(service), reservations, Clock.systemUTC(), statusSender,
+                ChangeStreamerComponent::exitJvm);
+        service.initialized().thenRun(backup::streamerInitialized);
         LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
                 config.app_id(), config.shard_num(), sourceType, settings.ownerAddress(), settings.autoReset());
         service.start();
@@ -125,6 +144,10 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             throw new IllegalArgumentException("changeStreamer.subscriberMaxBufferedBytes must be at least "
                     + StreamerSettings.MIN_SUBSCRIBER_MAX_BUFFERED_BYTES + ": " + c.changeStreamer_subscriberMaxBufferedBytes());
         }
+        if (c.changeStreamer_cleanupDelayMs() < 1) {
+            throw new IllegalArgumentException("changeStreamer.cleanupDelayMs must be at least 1: "
+                    + c.changeStreamer_cleanupDelayMs());
+        }
         if (Double.isNaN(c.changeStreamer_flowControlConsensusPaddingSeconds())
                 || Double.isInfinite(c.changeStreamer_flowControlConsensusPaddingSeconds())) {
             throw new IllegalArgumentException("changeStreamer.flowControlConsensusPaddingSeconds must be a finite number: "
@@ -137,7 +160,8 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
                 .withSubscriberMaxBufferedBytes(c.changeStreamer_subscriberMaxBufferedBytes())
                 .withFlowControl(c.changeStreamer_flowControlConsensusPaddingSeconds(),
                         StreamerSettings.FLUSH_BYTES_THRESHOLD, Duration.ofSeconds(1))
-                .withFlowControlWindow(c.changeStreamer_flowControlWindow());
+                .withFlowControlWindow(c.changeStreamer_flowControlWindow())
+                .withCleanupDelay(Duration.ofMillis(c.changeStreamer_cleanupDelayMs()));
     }
 
     private static String hostname() {
@@ -172,7 +196,46 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Deactivate
     void deactivate() throws InterruptedException {
+        backup.close();
         service.stop(Duration.ofSeconds(30));
+        statusSender.shutdownNow();
+    }
+
+    @Override
+    public BackupCoordinator coordinator() {
+        return backup;
+    }
+
+    /**
+     * Exits on a thread of its own: {@code System.exit} runs the runtime's shutdown hook, which
+     * stops the framework and waits for components, including the monitor thread that reported.
+     */
+    private static void exitJvm(int status) {
+        Thread t = new Thread(() -> System.exit(status), "zrm-backup-fatal-exit");
+        t.start();
+    }
+
+    /** The streamer as the backup coordinator drives it. */
+    private record StreamerTarget(ChangeStreamerService service) implements BackupCoordinator.CleanupTarget {
+        @Override
+        public void scheduleCleanup(String watermark) {
+            service.scheduleCleanup(watermark);
+        }
+
+        @Override
+        public void clearPendingCleanups() {
+            service.clearPendingCleanups();
+        }
+
+        @Override
+        public ChangeLogState changeLogState() throws ChangeLogException {
+            return service.getChangeLogState();
+        }
+
+        @Override
+        public void stopForFatal(Throwable cause) {
+            service.stopForFatal(cause);
+        }
     }
 
     @Override
@@ -197,12 +260,12 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Override
     public void reserveSnapshot(String taskID, SnapshotReservation reservation) throws SnapshotUnavailableException {
-        service.reserveSnapshot(taskID, reservation);
+        backup.reserve(taskID, reservation);
     }
 
     @Override
     public void endReservation(String taskID) {
-        service.endReservation(taskID);
+        backup.endReservation(taskID);
     }
 
     @Override

@@ -65,4 +65,10 @@ public @interface ChangeStreamerConfig {
                     + " (consumed by all, or by a majority plus the padding); 1 = upstream's lock-step. Capped so that"
                     + " a subscriber that keeps up never exceeds its buffer bound")
     int changeStreamer_flowControlWindow() default StreamerSettings.DEFAULT_FLOW_CONTROL_WINDOW;
+
+    @AttributeDefinition(name = "Purge cycle delay (ms)", min = "1",
+            description = "How long after a backup monitor confirms a watermark the purge cycle runs, and the retry"
+                    + " period while it cannot purge yet (zero-cache: 30000, three times the longest reconnect"
+                    + " back-off, so recently disconnected subscribers are counted)")
+    long changeStreamer_cleanupDelayMs() default 30_000;
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -24,7 +25,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zrm.backup.SnapshotReservation;
 import org.zrm.changelog.ChangeLog;
 import org.zrm.changelog.ChangeLogException;
 import org.zrm.changelog.ChangeLogState;
@@ -44,7 +44,6 @@ import org.zrm.changesource.ChangeStreamClosedException;
 import org.zrm.changesource.SubscriptionState;
 import org.zrm.changestreamer.ChangeStreamer;
 import org.zrm.changestreamer.ReplicatorMode;
-import org.zrm.changestreamer.SnapshotUnavailableException;
 import org.zrm.changestreamer.SubscriberContext;
 import org.zrm.changestreamer.Subscription;
 import org.zrm.protocol.ChangeSourceUpstream;
@@ -104,7 +103,7 @@ import org.zrm.protocol.subscriber.StreamerStatus;
  * is rolled back, nothing partial is stored); the loop then waits for a replacement and resumes
  * from the change log's last stored watermark.
  */
-public final class ChangeStreamerService implements ChangeStreamer {
+public final class ChangeStreamerService {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangeStreamerService.class);
 
@@ -126,7 +125,8 @@ public final class ChangeStreamerService implements ChangeStreamer {
     private final SourceProvider sources;
     private final ProtocolCodec codec = new ProtocolCodec();
     private final Forwarder forwarder = new Forwarder(ChangeStreamerService::nowMillis);
-    private final Reservations reservations = new Reservations();
+    private final Reservations reservations;
+    private final CompletableFuture<Void> initialized = new CompletableFuture<>();
     private final Purger purger;
     private final CatchupRunner catchup;
     private final ExecutorService catchupExecutor;
@@ -178,7 +178,17 @@ public final class ChangeStreamerService implements ChangeStreamer {
      */
     ChangeStreamerService(StreamerSettings settings, StorerFactory storerFactory, SourceProvider sources,
             CleanupTimer cleanupTimer) {
+        this(settings, storerFactory, sources, cleanupTimer, new Reservations());
+    }
+
+    /**
+     * @param reservations the {@code /snapshot} reservations (held by the backup-monitor
+     *     coordinator); purging pauses while any is open
+     */
+    ChangeStreamerService(StreamerSettings settings, StorerFactory storerFactory, SourceProvider sources,
+            CleanupTimer cleanupTimer, Reservations reservations) {
         this.settings = settings;
+        this.reservations = reservations;
         this.flowControlWindow = settings.effectiveFlowControlWindow();
         this.storerFactory = storerFactory;
         this.changeLog = storerFactory.changeLog();
@@ -213,7 +223,6 @@ public final class ChangeStreamerService implements ChangeStreamer {
 
     // ------------------------------------------------------------------ ChangeStreamer
 
-    @Override
     public Subscription subscribe(SubscriberContext ctx) {
         subscriptions.incrementAndGet();
         Subscriber[] self = new Subscriber[1];
@@ -298,33 +307,33 @@ public final class ChangeStreamerService implements ChangeStreamer {
         }
     }
 
-    @Override
     public ChangeLogState getChangeLogState() throws ChangeLogException {
         return changeLog.changeLogState();
     }
 
-    @Override
     public void scheduleCleanup(String watermark) {
         purger.schedule(watermark);
     }
 
-    @Override
     public void clearPendingCleanups() {
         purger.clear();
     }
 
     /**
-     * Without a backup monitor no reservation can be served (upstream's text); the coordinator of
-     * the backup-monitor issue replaces this with {@link Reservations#add}.
+     * @return completes once the streamer has initialized its source and change log for the first
+     *     time (after the initial sync or restore), when backup monitoring may begin
      */
-    @Override
-    public void reserveSnapshot(String taskID, SnapshotReservation reservation) throws SnapshotUnavailableException {
-        throw new SnapshotUnavailableException(SnapshotUnavailableException.NOT_CONFIGURED);
+    CompletableFuture<Void> initialized() {
+        return initialized;
     }
 
-    @Override
-    public void endReservation(String taskID) {
-        reservations.end(taskID);
+    /**
+     * Stops the pipeline because a backup monitor reported a fatal condition: the stream ends
+     * (nothing more is acknowledged upstream, the open transaction is rolled back), subscribers
+     * are ended, and the state becomes {@code STOPPED} with the cause as the last error.
+     */
+    void stopForFatal(Throwable cause) {
+        requestStop(cause);
     }
 
     /**
@@ -474,6 +483,7 @@ public final class ChangeStreamerService implements ChangeStreamer {
                 startLagReporter(source);
                 LOG.info("change-streamer: initialized; replica version {} at {}, publications {}", s.replicaVersion(),
                         s.watermark(), s.publications());
+                initialized.complete(null);
                 return s;
             } catch (Exception e) {
                 if (isFatal(e) || !running) {

@@ -3,6 +3,7 @@ package org.zrm.changestreamer.internal;
 import java.time.Duration;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +35,13 @@ final class Purger {
     private final CleanupTimer timer;
     private final Duration delay;
 
+    /**
+     * Held for a whole cycle. {@link #clear()} takes it too, so when a backup-monitor swap clears
+     * the pending watermarks, a purge that was already running on the retired monitor's
+     * confirmation has finished, and no later one can start on it. Always taken before "this".
+     */
+    private final ReentrantLock cycling = new ReentrantLock();
+
     // Guarded by this.
     private final TreeSet<String> watermarks = new TreeSet<>();
     private CleanupTimer.Scheduled scheduled;
@@ -58,11 +66,19 @@ final class Purger {
         }
     }
 
-    synchronized void clear() {
-        watermarks.clear();
-        if (scheduled != null) {
-            scheduled.cancel();
-            scheduled = null;
+    /** Forgets the pending watermarks; returns once a cycle in flight has finished. */
+    void clear() {
+        cycling.lock();
+        try {
+            synchronized (this) {
+                watermarks.clear();
+                if (scheduled != null) {
+                    scheduled.cancel();
+                    scheduled = null;
+                }
+            }
+        } finally {
+            cycling.unlock();
         }
     }
 
@@ -80,6 +96,15 @@ final class Purger {
 
     /** One purge cycle; runs on the timer. */
     void cycle() {
+        cycling.lock();
+        try {
+            runCycle();
+        } finally {
+            cycling.unlock();
+        }
+    }
+
+    private void runCycle() {
         String earliest;
         synchronized (this) {
             scheduled = null;
@@ -91,8 +116,8 @@ final class Purger {
         }
         try {
             if (reservations.anyOpen()) {
-                LOG.info("change-streamer: purge to {} paused while {} snapshot reservation(s) are open", earliest,
-                        reservations.size());
+                LOG.info("change-streamer: purge to {} paused while snapshot reservation(s) {} are open", earliest,
+                        reservations.taskIDs());
                 return;
             }
             List<String> current = acks.get();

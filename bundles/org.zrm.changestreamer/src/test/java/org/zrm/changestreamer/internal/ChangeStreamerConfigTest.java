@@ -154,4 +154,21 @@ class ChangeStreamerConfigTest {
                 "changeStreamer_flowControlConsensusPaddingSeconds", Double.POSITIVE_INFINITY);
         activationFailsNaming("changesource.type", "changesource_type", " ");
     }
+
+    @Test
+    void purgeCycleDelayIsConfigurableAndPositive() {
+        assertEquals(Duration.ofMillis(500),
+                ChangeStreamerComponent.settings(config("changeStreamer_cleanupDelayMs", 500L)).cleanupDelay());
+        activationFailsNaming("changeStreamer.cleanupDelayMs", "changeStreamer_cleanupDelayMs", 0L);
+    }
+
+    @Test
+    void backupStrategyIsValidatedNamingTheValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new BackupSettings("litestream", "", false, true, Duration.ofSeconds(30)));
+        assertTrue(e.getMessage().contains("'litestream'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> new BackupSettings("auto", "", false, true, Duration.ZERO));
+        assertTrue(e.getMessage().contains("minCleanupDelayMs"), e.getMessage());
+    }
 }
