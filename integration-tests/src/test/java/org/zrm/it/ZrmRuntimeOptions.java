@@ -151,6 +151,15 @@ final class ZrmRuntimeOptions {
                     + "task.id = zrm-it\n"
                     + "replicator.retryInitialMs = 100\n"
                     + "replicator.retryMaxMs = 1000\n");
+            // Every backup monitor configured, so that /status can be healthy; the active one (replica,
+            // by the auto rule) waits an hour before its first read, so no test's change log is purged
+            // under it. BackupSwapIT overwrites these files with short intervals.
+            writeConfig(config.resolve("org.zrm.backup.cfg"), "strategy = auto\nexitOnFatal = false\n");
+            writeConfig(config.resolve("org.zrm.backup.replica.cfg"), "replica.file = " + replica + "\n"
+                    + "replica.monitor.initialDelayMs = 3600000\n");
+            writeConfig(config.resolve("org.zrm.backup.litestream3.cfg"), "replica.file = " + replica + "\n"
+                    + "litestream.backupURL = \n");
+            writeConfig(config.resolve("org.zrm.backup.vfs.cfg"), "litestream.backupURL = \n");
         }
         options.add(junitBundles());
         options.add(frameworkStartLevel(highest + 1));

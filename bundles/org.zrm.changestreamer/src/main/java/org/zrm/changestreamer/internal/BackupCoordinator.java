@@ -88,7 +88,9 @@ final class BackupCoordinator {
     private BackupMonitor fatalMonitor;
 
     private volatile Activation active;
-    private volatile Duration cleanupDelay;
+    /** The longest start-up or reservation seen; the effective delay is at least the configured floor. */
+    private volatile Duration learnedDelay = Duration.ZERO;
+    private volatile Duration minCleanupDelay = BackupSettings.DEFAULT_MIN_CLEANUP_DELAY;
     private volatile String confirmedWatermark;
     private volatile String unavailableReason = "waiting for the change streamer to initialize";
     private volatile Throwable fatal;
@@ -115,7 +117,13 @@ final class BackupCoordinator {
         this.statusSender = statusSender;
         this.exit = exit;
         this.createdAt = clock.instant();
-        this.cleanupDelay = BackupSettings.DEFAULT_MIN_CLEANUP_DELAY;
+    }
+
+    /** The cleanup delay monitors use: the configured floor, raised by what was learned. */
+    private Duration cleanupDelay() {
+        Duration learned = learnedDelay;
+        Duration min = minCleanupDelay;
+        return learned.compareTo(min) > 0 ? learned : min;
     }
 
     // ------------------------------------------------------------------ selection
@@ -128,7 +136,7 @@ final class BackupCoordinator {
             selectedStrategy = s.strategy();
             effectiveStrategy = s.effectiveStrategy();
             exitOnFatal = s.exitOnFatal();
-            raiseDelay(s.minCleanupDelay(), "minimum cleanup delay");
+            minCleanupDelay = s.minCleanupDelay();
             if (changed) {
                 LOG.info("backup: strategy {} selected{}", s.effectiveStrategy(),
                         BackupSettings.AUTO.equals(s.strategy()) ? " (auto)" : "");
@@ -216,7 +224,7 @@ final class BackupCoordinator {
             swaps.incrementAndGet();
         }
         LOG.info("backup: {} monitor active (epoch {}, cleanup delay {} ms){}", want, next.epoch,
-                cleanupDelay.toMillis(), candidate.backupURL().map(u -> ", backup " + u).orElse(""));
+                cleanupDelay().toMillis(), candidate.backupURL().map(u -> ", backup " + u).orElse(""));
     }
 
     private BackupMonitor newest(String strategy) {
@@ -242,11 +250,13 @@ final class BackupCoordinator {
                 a.epoch, why);
     }
 
+    /** Raises the learned delay; it never shrinks (carried over across swaps). */
     private void raiseDelay(Duration candidate, String source) {
         synchronized (lock) {
-            if (candidate.compareTo(cleanupDelay) > 0) {
-                cleanupDelay = candidate;
-                LOG.info("backup: cleanup delay raised to {} ms ({})", candidate.toMillis(), source);
+            if (candidate.compareTo(learnedDelay) > 0) {
+                learnedDelay = candidate;
+                LOG.info("backup: learned cleanup delay raised to {} ms ({}); in effect: {} ms", candidate.toMillis(),
+                        source, cleanupDelay().toMillis());
             }
         }
     }
@@ -353,7 +363,7 @@ final class BackupCoordinator {
         m.put("backupURL", a == null ? null : a.monitor.backupURL().orElse(null));
         m.put("confirmedWatermark", confirmedWatermark);
         m.put("purgeBlockedReason", purgeBlockedReason(a));
-        m.put("cleanupDelayMs", cleanupDelay.toMillis());
+        m.put("cleanupDelayMs", cleanupDelay().toMillis());
         m.put("reservations", List.copyOf(reservations.taskIDs()));
         m.put("registered", registeredStrategies());
         m.put("swaps", swaps.get());
@@ -401,7 +411,7 @@ final class BackupCoordinator {
         sink.gauge("zrm_backup_purge_paused", "1 while nothing can be scheduled for purging (no active monitor, an"
                 + " open snapshot reservation, or a fatal condition)", Map.of(), purgeBlockedReason(a) == null ? 0 : 1);
         sink.gauge("zrm_backup_cleanup_delay_ms", "How long a backed-up watermark ages before it is purged",
-                Map.of(), cleanupDelay.toMillis());
+                Map.of(), cleanupDelay().toMillis());
         sink.gauge("zrm_backup_snapshot_reservations", "Open /snapshot reservations", Map.of(),
                 reservations.taskIDs().size());
         sink.counter("zrm_backup_swaps_total", "Backup monitor swaps", Map.of(), swaps.get());
@@ -477,7 +487,7 @@ final class BackupCoordinator {
 
         @Override
         public Duration cleanupDelay() {
-            return BackupCoordinator.this.cleanupDelay;
+            return BackupCoordinator.this.cleanupDelay();
         }
 
         @Override

@@ -149,6 +149,19 @@ class BackupCoordinatorTest {
     }
 
     @Test
+    void theConfiguredFloorAppliesAndALearnedDelayAboveItWins() throws Exception {
+        coordinator.select(new BackupSettings("replica", "", false, true, Duration.ofSeconds(1)));
+        clock.advance(Duration.ofMillis(1500));
+        ready();
+        FakeMonitor replica = new FakeMonitor("replica", null);
+        coordinator.monitorAdded(replica);
+        assertEquals(Duration.ofMillis(1500), replica.context.cleanupDelay(), "start-up time above the 1 s floor");
+        coordinator.select(new BackupSettings("replica", "", false, true, Duration.ofSeconds(45)));
+        assertEquals(Duration.ofSeconds(45), replica.context.cleanupDelay(), "a raised floor applies at once");
+        assertEquals(45_000L, coordinator.status().get("cleanupDelayMs"));
+    }
+
+    @Test
     void aMissingStrategyBundleKeepsPurgingPausedAndResumesWhenItAppears() {
         ready();
         FakeMonitor replica = new FakeMonitor("replica", null);

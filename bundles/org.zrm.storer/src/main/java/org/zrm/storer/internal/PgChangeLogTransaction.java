@@ -49,6 +49,9 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeLogTransaction.class);
 
+    /** Rows of the first batch of a database transaction (see {@link #nextBatchRows}). */
+    static final int FIRST_BATCH_ROWS = 128;
+
     /** Bytes per CopyData message of a binary COPY batch. */
     private static final int COPY_CHUNK = 256 * 1024;
 
@@ -71,6 +74,14 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
     private boolean copyTimeoutSet; // touched only by the writer thread, one task at a time
 
     private List<ChangeLogEntry> batch;
+    /**
+     * Rows that trigger the next hand-over: it starts at {@link #FIRST_BATCH_ROWS} and doubles up
+     * to {@code batchSize}, so the database starts writing a bulk transaction after its first few
+     * rows instead of idling until a full batch (2000 rows, ~5 MB) has been handed over and
+     * encoded; after a few batches the size is the configured one.
+     */
+    private int nextBatchRows;
+    private long batches;
     private Future<?> inFlight;
     private State state = State.OPEN;
 
@@ -95,6 +106,7 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
         this.owner = owner;
         this.insertMode = insertMode;
         this.batch = new ArrayList<>(Math.min(batchSize, 4096));
+        this.nextBatchRows = Math.min(batchSize, FIRST_BATCH_ROWS);
         this.insertBatchSql = "INSERT INTO " + schema.table("changeLog") + " (\"watermark\", \"pos\", \"change\", \"precommit\")"
                 + " SELECT \"watermark\", \"pos\", \"change\"::json, \"precommit\""
                 + " FROM json_to_recordset(?::json) AS x(\"watermark\" TEXT, \"pos\" INT8, \"change\" TEXT, \"precommit\" TEXT)";
@@ -102,6 +114,11 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
                 + " VALUES (?, ?, ?::json, ?)";
         this.copySql = "COPY " + schema.table("changeLog") + " (\"watermark\", \"pos\", \"change\", \"precommit\")"
                 + " FROM STDIN (FORMAT binary)";
+    }
+
+    /** @return the batches handed over so far (for tests) */
+    long batches() {
+        return batches;
     }
 
     /** @return whether the owner read at begin is this task */
@@ -134,7 +151,7 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
             });
         } else {
             batch.add(entry);
-            if (batch.size() >= batchSize) {
+            if (batch.size() >= nextBatchRows) {
                 handOverBatch();
             }
         }
@@ -253,6 +270,8 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
         }
         List<ChangeLogEntry> rowsToWrite = batch;
         batch = new ArrayList<>(Math.min(batchSize, 4096));
+        batches++;
+        nextBatchRows = (int) Math.min(batchSize, 2L * nextBatchRows);
         // Serialised here, on the caller's thread, while the previous flush may still execute.
         if (insertMode == StorerSettings.InsertMode.COPY) {
             if (rowsToWrite.size() == 1) {

@@ -102,6 +102,34 @@ class ChangeLogStoreTest {
     }
 
     /**
+     * A bulk transaction's batches ramp up from 128 rows, doubling to the configured size, so the
+     * database starts writing after the first rows instead of after a whole batch; every row is
+     * stored once, in order.
+     */
+    @Test
+    void batchesRampUpToTheConfiguredSize(PgDatabase db) throws Exception {
+        Fixture f = Fixture.empty(db, 2000);
+        int rows = 128 + 256 + 512 + 1024 + 2000 + 2000 + 80;
+        long batches;
+        try (ChangeLogTransaction tx = f.log.beginTransaction(Fixture.TASK)) {
+            tx.append(begin("0d"));
+            for (int i = 1; i <= rows; i++) {
+                tx.append(insert("0d", i, "r" + i));
+            }
+            tx.append(commit("0d", rows + 1));
+            batches = ((PgChangeLogTransaction) tx).batches();
+            tx.commit();
+        }
+        // 128 (begin + 127 inserts), 256, 512, 1024, 2000, 2000, then the rest at commit.
+        assertEquals(6, batches);
+        assertEquals(List.of(Integer.toString(rows + 2)), f.strings("SELECT count(*)::text FROM "
+                + f.schema.table("changeLog") + " WHERE watermark = '0d'"));
+        assertEquals(List.of(Integer.toString(rows + 1)), f.strings("SELECT max(pos)::text FROM "
+                + f.schema.table("changeLog") + " WHERE watermark = '0d'"));
+        f.close();
+    }
+
+    /**
      * The insert-mode decision rests on this: COPY and json_to_recordset store byte-identical rows
      * (every column, compared as the raw UTF-8 bytes the server holds), across batch boundaries,
      * schema changes and several upstream transactions in one database transaction.
