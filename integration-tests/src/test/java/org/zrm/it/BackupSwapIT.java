@@ -6,8 +6,6 @@ import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -352,31 +350,13 @@ public class BackupSwapIT {
 
     /** litestream's /metrics as the rocicorp fork exports it: the backed-up watermark, claimed now. */
     private void startMetrics(String watermark) throws IOException {
-        double claimed = System.currentTimeMillis() / 1000.0;
-        metricsBody = "# HELP litestream_replica_progress Replica progress\n"
-                + "# TYPE litestream_replica_progress gauge\n"
-                + "litestream_replica_progress{db=\"replica.db\",name=\"file\",watermark=\"" + watermark + "\"} "
-                + claimed + "\n";
-        metrics = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        metrics.createContext("/metrics", exchange -> {
-            byte[] body = metricsBody.getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, body.length);
-            exchange.getResponseBody().write(body);
-            exchange.close();
-        });
-        metrics.start();
+        metricsBody = LitestreamStandIns.progress(watermark, System.currentTimeMillis() / 1000.0);
+        metrics = LitestreamStandIns.metrics(() -> metricsBody);
     }
 
     /** A litestream v0.3 CLI whose destination always holds a snapshot made just now. */
     private Path fakeLitestream() throws IOException {
-        return script("litestream", "#!/bin/sh\n"
-                + "now=$(date -u +%Y-%m-%dT%H:%M:%SZ)\n"
-                + "case \"$1\" in\n"
-                + "  snapshots) echo 'replica  generation        index  size     created';"
-                + " echo \"file     0123456789abcdef  1      4096     $now\" ;;\n"
-                + "  wal) echo 'replica  generation        index  offset  size  created' ;;\n"
-                + "  *) exit 1 ;;\n"
-                + "esac\n");
+        return LitestreamStandIns.cli(work, "");
     }
 
     /** A VFS reader child: ready first, then answers each request with the watermark in {@code file}. */

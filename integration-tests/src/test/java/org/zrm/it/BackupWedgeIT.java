@@ -8,11 +8,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Dictionary;
 import java.util.Hashtable;
 
@@ -84,25 +82,9 @@ public class BackupWedgeIT {
         // its destination's newest snapshot is two hours old: stale from the first check on.
         String watermark = pipeline.replicaStateVersion();
         double claimed = System.currentTimeMillis() / 1000.0 - 3600;
-        String body = "# TYPE litestream_replica_progress gauge\n"
-                + "litestream_replica_progress{name=\"file\",watermark=\"" + watermark + "\"} " + claimed + "\n";
-        metrics = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-        metrics.createContext("/metrics", exchange -> {
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, bytes.length);
-            exchange.getResponseBody().write(bytes);
-            exchange.close();
-        });
-        metrics.start();
-        Path litestream = work.resolve("litestream");
-        Files.writeString(litestream, "#!/bin/sh\n"
-                + "old=$(date -u -d '2 hours ago' +%Y-%m-%dT%H:%M:%SZ)\n"
-                + "case \"$1\" in\n"
-                + "  snapshots) echo 'replica generation index size created'; echo \"file 0123456789abcdef 1 4096 $old\" ;;\n"
-                + "  wal) echo 'replica generation index offset size created' ;;\n"
-                + "  *) exit 1 ;;\n"
-                + "esac\n");
-        Files.setPosixFilePermissions(litestream, PosixFilePermissions.fromString("rwxr-xr-x"));
+        String body = LitestreamStandIns.progress(watermark, claimed);
+        metrics = LitestreamStandIns.metrics(() -> body);
+        Path litestream = LitestreamStandIns.cli(work, "-d '2 hours ago'");
         Dictionary<String, Object> l3 = new Hashtable<>();
         l3.put("litestream.backupURL", "file://" + work.resolve("backup"));
         l3.put("litestream.port", Integer.toString(metrics.getAddress().getPort()));

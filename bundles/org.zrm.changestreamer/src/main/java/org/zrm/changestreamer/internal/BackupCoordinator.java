@@ -64,7 +64,7 @@ final class BackupCoordinator {
         void clearPendingCleanups();
 
         /** @return the change log's state, for the snapshot status */
-        ChangeLogState changeLogState() throws ChangeLogException;
+        ChangeLogState getChangeLogState() throws ChangeLogException;
 
         /** Stops the pipeline because of a fatal backup condition: no more acks, no purging. */
         void stopForFatal(Throwable cause);
@@ -297,7 +297,7 @@ final class BackupCoordinator {
 
     private void sendStatus(SnapshotReservation reservation, String backupURL) {
         try {
-            ChangeLogState s = target.changeLogState();
+            ChangeLogState s = target.getChangeLogState();
             reservation.sendStatus(new SnapshotStatus(backupURL, s.replicaVersion(), s.minWatermark()));
         } catch (ChangeLogException | RuntimeException e) {
             LOG.warn("backup: could not prepare the snapshot status for task {}: {}", reservation.taskID(),

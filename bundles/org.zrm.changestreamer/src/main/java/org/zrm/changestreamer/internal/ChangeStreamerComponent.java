@@ -94,7 +94,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             return t;
         });
         statusSender.allowCoreThreadTimeOut(true);
-        this.backup = new BackupCoordinator(new StreamerTarget(service), reservations, Clock.systemUTC(), statusSender,
+        this.backup = new BackupCoordinator(service, reservations, Clock.systemUTC(), statusSender,
                 ChangeStreamerComponent::exitJvm);
         service.initialized().thenRun(backup::streamerInitialized);
         LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
@@ -213,29 +213,6 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private static void exitJvm(int status) {
         Thread t = new Thread(() -> System.exit(status), "zrm-backup-fatal-exit");
         t.start();
-    }
-
-    /** The streamer as the backup coordinator drives it. */
-    private record StreamerTarget(ChangeStreamerService service) implements BackupCoordinator.CleanupTarget {
-        @Override
-        public void scheduleCleanup(String watermark) {
-            service.scheduleCleanup(watermark);
-        }
-
-        @Override
-        public void clearPendingCleanups() {
-            service.clearPendingCleanups();
-        }
-
-        @Override
-        public ChangeLogState changeLogState() throws ChangeLogException {
-            return service.getChangeLogState();
-        }
-
-        @Override
-        public void stopForFatal(Throwable cause) {
-            service.stopForFatal(cause);
-        }
     }
 
     @Override

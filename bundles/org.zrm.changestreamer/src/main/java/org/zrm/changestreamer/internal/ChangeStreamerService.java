@@ -103,7 +103,7 @@ import org.zrm.protocol.subscriber.StreamerStatus;
  * is rolled back, nothing partial is stored); the loop then waits for a replacement and resumes
  * from the change log's last stored watermark.
  */
-public final class ChangeStreamerService {
+public final class ChangeStreamerService implements BackupCoordinator.CleanupTarget {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangeStreamerService.class);
 
@@ -307,14 +307,17 @@ public final class ChangeStreamerService {
         }
     }
 
+    @Override
     public ChangeLogState getChangeLogState() throws ChangeLogException {
         return changeLog.changeLogState();
     }
 
+    @Override
     public void scheduleCleanup(String watermark) {
         purger.schedule(watermark);
     }
 
+    @Override
     public void clearPendingCleanups() {
         purger.clear();
     }
@@ -332,7 +335,8 @@ public final class ChangeStreamerService {
      * (nothing more is acknowledged upstream, the open transaction is rolled back), subscribers
      * are ended, and the state becomes {@code STOPPED} with the cause as the last error.
      */
-    void stopForFatal(Throwable cause) {
+    @Override
+    public void stopForFatal(Throwable cause) {
         requestStop(cause);
     }
 

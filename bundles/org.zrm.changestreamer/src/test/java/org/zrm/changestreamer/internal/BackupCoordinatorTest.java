@@ -318,7 +318,7 @@ class BackupCoordinatorTest {
         }
 
         @Override
-        public ChangeLogState changeLogState() throws ChangeLogException {
+        public ChangeLogState getChangeLogState() throws ChangeLogException {
             if (stateFailure != null) {
                 throw stateFailure;
             }

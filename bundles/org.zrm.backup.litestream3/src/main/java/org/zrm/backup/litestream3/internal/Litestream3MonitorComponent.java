@@ -7,14 +7,13 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.metatype.annotations.Designate;
 import org.zrm.backup.BackupMonitor;
-import org.zrm.backup.BackupMonitorContext;
+import org.zrm.backup.ForwardingBackupMonitor;
 
 /**
  * Registers the litestream3 {@link BackupMonitor} for PID {@value #PID} whenever that PID is
@@ -27,7 +26,7 @@ import org.zrm.backup.BackupMonitorContext;
         configurationPolicy = ConfigurationPolicy.REQUIRE,
         property = BackupMonitor.STRATEGY + "=" + BackupMonitor.STRATEGY_LITESTREAM3)
 @Designate(ocd = Litestream3MonitorConfig.class)
-public final class Litestream3MonitorComponent implements BackupMonitor {
+public final class Litestream3MonitorComponent extends ForwardingBackupMonitor {
 
     static final String PID = "org.zrm.backup.litestream3";
 
@@ -119,27 +118,7 @@ public final class Litestream3MonitorComponent implements BackupMonitor {
     }
 
     @Override
-    public String strategy() {
-        return monitor.strategy();
-    }
-
-    @Override
-    public Optional<String> backupURL() {
-        return monitor.backupURL();
-    }
-
-    @Override
-    public void start(BackupMonitorContext context) {
-        monitor.start(context);
-    }
-
-    @Override
-    public void stop() {
-        monitor.stop();
-    }
-
-    @Override
-    public Map<String, Object> status() {
-        return monitor.status();
+    protected BackupMonitor delegate() {
+        return monitor;
     }
 }

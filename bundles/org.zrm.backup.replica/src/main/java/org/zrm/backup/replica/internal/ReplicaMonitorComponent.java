@@ -1,7 +1,5 @@
 package org.zrm.backup.replica.internal;
 
-import java.util.Map;
-import java.util.Optional;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -10,7 +8,7 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.backup.BackupMonitor;
-import org.zrm.backup.BackupMonitorContext;
+import org.zrm.backup.ForwardingBackupMonitor;
 
 /**
  * Registers the {@link ReplicaMonitor} as the {@code replica} backup strategy while PID
@@ -22,7 +20,7 @@ import org.zrm.backup.BackupMonitorContext;
         configurationPolicy = ConfigurationPolicy.REQUIRE,
         property = BackupMonitor.STRATEGY + "=" + BackupMonitor.STRATEGY_REPLICA)
 @Designate(ocd = ReplicaMonitorConfig.class)
-public final class ReplicaMonitorComponent implements BackupMonitor {
+public final class ReplicaMonitorComponent extends ForwardingBackupMonitor {
 
     static final String PID = "org.zrm.backup.replica";
 
@@ -45,27 +43,7 @@ public final class ReplicaMonitorComponent implements BackupMonitor {
     }
 
     @Override
-    public String strategy() {
-        return monitor.strategy();
-    }
-
-    @Override
-    public Optional<String> backupURL() {
-        return monitor.backupURL();
-    }
-
-    @Override
-    public void start(BackupMonitorContext context) {
-        monitor.start(context);
-    }
-
-    @Override
-    public void stop() {
-        monitor.stop();
-    }
-
-    @Override
-    public Map<String, Object> status() {
-        return monitor.status();
+    protected BackupMonitor delegate() {
+        return monitor;
     }
 }

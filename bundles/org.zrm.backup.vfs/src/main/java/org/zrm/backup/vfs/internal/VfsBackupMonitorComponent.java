@@ -3,8 +3,6 @@ package org.zrm.backup.vfs.internal;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Map;
-import java.util.Optional;
 import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -12,7 +10,7 @@ import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.metatype.annotations.Designate;
 import org.zrm.backup.BackupMonitor;
-import org.zrm.backup.BackupMonitorContext;
+import org.zrm.backup.ForwardingBackupMonitor;
 import org.zrm.backup.vfs.internal.process.ReaderSetup;
 
 /**
@@ -25,7 +23,7 @@ import org.zrm.backup.vfs.internal.process.ReaderSetup;
         configurationPolicy = ConfigurationPolicy.REQUIRE,
         property = BackupMonitor.STRATEGY + "=" + BackupMonitor.STRATEGY_VFS)
 @Designate(ocd = VfsBackupMonitorConfig.class)
-public final class VfsBackupMonitorComponent implements BackupMonitor {
+public final class VfsBackupMonitorComponent extends ForwardingBackupMonitor {
 
     private final VfsMonitor monitor;
 
@@ -68,27 +66,7 @@ public final class VfsBackupMonitorComponent implements BackupMonitor {
     }
 
     @Override
-    public String strategy() {
-        return monitor.strategy();
-    }
-
-    @Override
-    public Optional<String> backupURL() {
-        return monitor.backupURL();
-    }
-
-    @Override
-    public void start(BackupMonitorContext context) {
-        monitor.start(context);
-    }
-
-    @Override
-    public void stop() {
-        monitor.stop();
-    }
-
-    @Override
-    public Map<String, Object> status() {
-        return monitor.status();
+    protected BackupMonitor delegate() {
+        return monitor;
     }
 }
