@@ -211,6 +211,33 @@ class BackupCoordinatorTest {
         assertEquals(Map.of("k", "v"), s.get("monitor"), "the active monitor's own details");
     }
 
+    // Upstream backup-cleanup-monitor-factory.test.ts, as the auto rule over registered monitors.
+
+    private String autoSelects(String backupURL, boolean v5) {
+        ready();
+        for (FakeMonitor m : List.of(new FakeMonitor("replica", null), new FakeMonitor("litestream3", "s3://b/p"),
+                new FakeMonitor("vfs", "s3://b/p"))) {
+            coordinator.monitorAdded(m);
+        }
+        coordinator.select(new BackupSettings("auto", backupURL, v5, true, Duration.ofSeconds(30)));
+        return (String) coordinator.status().get("active");
+    }
+
+    @Test
+    void returnsTheReplicaMonitorWhenBackupIsNotConfigured() {
+        assertEquals("replica", autoSelects("", false));
+    }
+
+    @Test
+    void createsTheV3BackupMonitorWhenBackupIsConfigured() {
+        assertEquals("litestream3", autoSelects("s3://b/p", false));
+    }
+
+    @Test
+    void createsTheV5BackupMonitorWhenV5BackupIsEnabled() {
+        assertEquals("vfs", autoSelects("s3://b/p", true));
+    }
+
     @Test
     void autoFollowsZerosRule() {
         assertEquals("replica", strategy("auto").effectiveStrategy());
