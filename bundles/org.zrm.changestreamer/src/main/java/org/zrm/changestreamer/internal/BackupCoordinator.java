@@ -385,7 +385,12 @@ final class BackupCoordinator {
             return unavailableReason == null ? "no backup monitor is active" : unavailableReason;
         }
         Set<String> open = reservations.taskIDs();
-        return open.isEmpty() ? null : "paused for snapshot reservation(s): " + String.join(", ", open);
+        if (!open.isEmpty()) {
+            return "paused for snapshot reservation(s): " + String.join(", ", open);
+        }
+        String blocked = a.blockedBy;
+        return blocked == null ? null : "the " + a.monitor.strategy() + " monitor's last due cleanup was blocked: "
+                + blocked;
     }
 
     private List<String> registeredStrategies() {
@@ -453,6 +458,8 @@ final class BackupCoordinator {
         final BackupMonitor monitor;
         private boolean retired; // guarded by this
         private volatile Duration backupLag;
+        /** The last reason a due cleanup was blocked; cleared when the monitor schedules again. */
+        private volatile String blockedBy;
 
         Activation(long epoch, BackupMonitor monitor) {
             this.epoch = epoch;
@@ -475,6 +482,7 @@ final class BackupCoordinator {
                 if (!retired) {
                     target.scheduleCleanup(watermark);
                     confirmedWatermark = watermark;
+                    blockedBy = null;
                     LOG.debug("backup: {} monitor (epoch {}) confirmed {}", monitor.strategy(), epoch, watermark);
                     return true;
                 }
@@ -499,6 +507,7 @@ final class BackupCoordinator {
         public void purgeBlocked(String reason) {
             if (current()) {
                 purgeBlocked.computeIfAbsent(reason, r -> new AtomicLong()).incrementAndGet();
+                blockedBy = reason;
             }
         }
 

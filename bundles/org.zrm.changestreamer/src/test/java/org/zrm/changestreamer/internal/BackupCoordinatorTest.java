@@ -320,9 +320,14 @@ class BackupCoordinatorTest {
         old.purgeBlocked("backup-stale");
         old.backupLag(Duration.ofMillis(1500));
         assertEquals(1500L, coordinator.status().get("backupLagMs"));
+        assertEquals("the litestream3 monitor's last due cleanup was blocked: backup-stale",
+                coordinator.status().get("purgeBlockedReason"));
+        old.scheduleCleanup("0a");
+        assertNull(coordinator.status().get("purgeBlockedReason"), "cleared once the monitor schedules again");
         coordinator.select(strategy("vfs"));
         old.purgeBlocked("backup-stale");
         assertEquals(Map.of("backup-stale", 1L), coordinator.status().get("purgeBlocked"));
+        assertNull(coordinator.status().get("purgeBlockedReason"), "not the new monitor's block");
         assertNull(coordinator.status().get("backupLagMs"), "the lag belongs to the retired activation");
     }
 
