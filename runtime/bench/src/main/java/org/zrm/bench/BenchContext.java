@@ -12,8 +12,10 @@ import java.nio.file.Path;
  * @param pgBin    the PostgreSQL 15 server binaries
  * @param scale    1.0 for the workload as specified; smaller for a quick smoke run
  * @param home     the project folder (its {@code runtime/} holds the launcher and runtime jars)
+ * @param peer     the peer system measured in ZRM's place ({@code --peer}, one of
+ *                 {@link Workload#peers()}), or {@code null} to measure ZRM
  */
-public record BenchContext(PrintStream out, Path workDir, Path pgBin, double scale, Path home) {
+public record BenchContext(PrintStream out, Path workDir, Path pgBin, double scale, Path home, String peer) {
 
     /**
      * A throwaway cluster in this run's work folder for workloads that stream logical replication

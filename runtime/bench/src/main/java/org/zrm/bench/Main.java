@@ -13,9 +13,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
 /**
- * {@code ./zrm bench <workload> [--scale F]}: runs one workload, prints its {@code RESULT} lines
- * last, and writes the same figures to {@code target/bench/<workload>.json} (under the project,
- * or {@code $ZRM_HOME}).
+ * {@code ./zrm bench <workload> [--scale F] [--peer NAME]}: runs one workload, prints its
+ * {@code RESULT} lines last, and writes the same figures to {@code target/bench/<workload>.json}
+ * (under the project, or {@code $ZRM_HOME}). With {@code --peer}, a workload that supports it
+ * measures that peer system in ZRM's place; it prints {@code PEER} lines instead and writes
+ * {@code target/bench/<workload>-peer-<NAME>.json}, so ZRM's own record is never overwritten.
  */
 public final class Main {
 
@@ -28,9 +30,10 @@ public final class Main {
 
     static int run(String[] args) throws Exception {
         if (args.length == 0 || args[0].equals("help") || args[0].equals("--help")) {
-            System.out.println("usage: ./zrm bench <workload> [--scale F]\nworkloads:");
+            System.out.println("usage: ./zrm bench <workload> [--scale F] [--peer NAME]\nworkloads:");
             for (Workload w : Workloads.ALL) {
-                System.out.printf("  %-14s %s%n", w.name(), w.description());
+                System.out.printf("  %-14s %s%s%n", w.name(), w.description(),
+                        w.peers().isEmpty() ? "" : " [--peer " + String.join("|", w.peers()) + "]");
             }
             return args.length == 0 ? 2 : 0;
         }
@@ -41,11 +44,20 @@ public final class Main {
             return 2;
         }
         double scale = 1.0;
+        String peer = null;
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--scale") && i + 1 < args.length) {
                 scale = Double.parseDouble(args[++i]);
                 if (!(scale > 0 && scale <= 1)) {
                     System.err.println("zrm bench: --scale must be in (0, 1], got " + scale);
+                    return 2;
+                }
+            } else if (args[i].equals("--peer") && i + 1 < args.length) {
+                peer = args[++i];
+                if (!workload.peers().contains(peer)) {
+                    System.err.println("zrm bench: " + workload.name() + " cannot run against peer '" + peer + "'"
+                            + (workload.peers().isEmpty() ? "; it has no peer mode"
+                                    : "; its peers: " + String.join(", ", workload.peers())));
                     return 2;
                 }
             } else {
@@ -58,16 +70,27 @@ public final class Main {
         // Clusters under it run as the postgres OS user when we are root; a 0700 folder would lock it out.
         Files.setPosixFilePermissions(workDir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         Path pgBin = Path.of(System.getenv().getOrDefault("ZRM_PG_BIN", "/usr/lib/postgresql/15/bin"));
-        List<Result> results = workload.run(new BenchContext(System.out, workDir, pgBin, scale, home));
-        write(home.resolve("target/bench").resolve(workload.name() + ".json"), workload, scale, results);
+        List<Result> results;
+        try {
+            results = workload.run(new BenchContext(System.out, workDir, pgBin, scale, home, peer));
+        } catch (BenchSetupException e) {
+            System.err.println("zrm bench: " + e.getMessage());
+            return 2;
+        }
+        String file = workload.name() + (peer == null ? "" : "-peer-" + peer) + ".json";
+        write(home.resolve("target/bench").resolve(file), workload, scale, peer, results);
         results.forEach(r -> System.out.println(r.resultLine()));
         return 0;
     }
 
-    private static void write(Path file, Workload workload, double scale, List<Result> results) throws IOException {
+    private static void write(Path file, Workload workload, double scale, String peer, List<Result> results)
+            throws IOException {
         Files.createDirectories(file.getParent());
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("workload", workload.name());
+        if (peer != null) {
+            json.put("peer", peer);
+        }
         json.put("scale", scale);
         json.put("cores", Runtime.getRuntime().availableProcessors());
         json.put("java", System.getProperty("java.version"));

@@ -20,4 +20,12 @@ public interface Workload {
      * one result per measured case; the caller prints the {@code RESULT} lines and writes the JSON.
      */
     List<Result> run(BenchContext context) throws Exception;
+
+    /**
+     * The peer systems this workload can measure in ZRM's place ({@code --peer <name>}, passed on
+     * as {@link BenchContext#peer()}); none by default.
+     */
+    default List<String> peers() {
+        return List.of();
+    }
 }

@@ -35,7 +35,7 @@ public final class BenchCommand implements Command {
 
     @Override
     public String arguments() {
-        return "<workload> [--scale F]";
+        return "<workload> [--scale F] [--peer NAME]";
     }
 
     @Override

@@ -43,6 +43,10 @@ import org.zrm.pgcluster.PgCluster;
  * <p><b>Limit.</b> {@code pg_recvlogical} drains a slot created before the same load (the walsender
  * limit of WORKLOADS.md), timed from process start to exit. Best of each side is reported, as for
  * the change-source benchmarks: on this shared 2-core machine interference only ever adds time.
+ *
+ * <p><b>Peer mode.</b> {@code e2e-W1} and {@code fanout-W4} accept {@code --peer zero-cache}: the same
+ * cluster, loads, subscribers and clock with zero-cache's replication manager ({@link ZeroCachePeer}) in
+ * place of the runtime. The figures are printed as {@code PEER} lines, never as ZRM's {@code RESULT}.
  */
 public final class E2eWorkload implements Workload {
 
@@ -88,6 +92,11 @@ public final class E2eWorkload implements Workload {
     }
 
     @Override
+    public List<String> peers() {
+        return kind == Kind.W1 || kind == Kind.FANOUT ? List.of(ZeroCachePeer.NAME) : List.of();
+    }
+
+    @Override
     public String description() {
         return switch (kind) {
             case W1 -> "end to end: 1,000,000 rows in 4 transactions, stored and acked, vs pg_recvlogical (target 0.5)";
@@ -106,10 +115,18 @@ public final class E2eWorkload implements Workload {
     /** The next row id a load uses, so that the warm-up and the measured load never collide. */
     private long nextId = 1;
     private String changeDb;
+    /** The peer measured in place of the runtime ({@code --peer}); {@code null} to measure ZRM. */
+    private ZeroCachePeer peer;
 
     @Override
     public List<Result> run(BenchContext context) throws Exception {
         this.ctx = context;
+        if (context.peer() != null) {
+            // Before the cluster starts: a missing installation fails at once, with the way to fix it.
+            peer = ZeroCachePeer.fromEnvironment(System.getenv());
+            say("%s: measuring peer %s %s (node %s) in place of the ZRM runtime", name, ZeroCachePeer.NAME,
+                    peer.version(), peer.node());
+        }
         ScheduledExecutorService scheduler = ProcCpu.newSampler();
         try (PgCluster c = context.replicationCluster()
                 .setting("max_replication_slots", "32")
@@ -154,6 +171,7 @@ public final class E2eWorkload implements Workload {
         String endLsn = load(rows, txns, bulk);
         List<Double> zrm = new ArrayList<>();
         List<Double> limit = new ArrayList<>();
+        String who = measuredName();
         List<Map<String, Object>> runs = new ArrayList<>();
         RecvLogical recv = new RecvLogical(ctx.pgBin(), cluster, upstreamDb, PUB);
         try (Connection control = cluster.connect(upstreamDb)) {
@@ -161,8 +179,8 @@ public final class E2eWorkload implements Workload {
             for (int r = 0; r < REPS; r++) {
                 Measured m = measure(apps.get(r), endLsn, warmRows, rows, 1);
                 zrm.add((bulk ? rows : txns) / m.seconds);
-                say("  rep %d: zrm %.3f s (%s)", r + 1, m.seconds, rate(bulk, rows, txns, m.seconds));
-                runs.add(m.json("zrm", r + 1));
+                say("  rep %d: %s %.3f s (%s)", r + 1, who, m.seconds, rate(bulk, rows, txns, m.seconds));
+                runs.add(m.json(who, r + 1));
                 RecvLogical.Run p = recv.drain(recvSlots.get(r), endLsn, walSenders, scheduler);
                 limit.add((bulk ? rows : txns) / p.seconds());
                 say("  rep %d: pg_recvlogical %.3f s (%s)", r + 1, p.seconds(), rate(bulk, rows, txns, p.seconds()));
@@ -174,7 +192,11 @@ public final class E2eWorkload implements Workload {
         details.put("transactions", txns);
         details.put("runs", runs);
         details.put("reported", "best of " + REPS + " for each side");
-        return new Result(name, max(zrm), max(limit), bulk ? 0.5 : 0.3, bulk ? "rows/s" : "txn/s", details);
+        String unit = bulk ? "rows/s" : "txn/s";
+        if (peer != null) {
+            return Result.peer(name, ZeroCachePeer.NAME, "e2e", max(zrm), "limit", max(limit), unit, details);
+        }
+        return new Result(name, max(zrm), max(limit), bulk ? 0.5 : 0.3, unit, details);
     }
 
     /** fanout-W4: W1 to 50 subscribers against W1 to one subscriber, both measured here. */
@@ -192,9 +214,13 @@ public final class E2eWorkload implements Workload {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("rows", rows);
         details.put("subscribers", FANOUT_SUBSCRIBERS);
-        details.put("single", one.json("zrm, 1 subscriber", 1));
-        details.put("fanout", fifty.json("zrm, " + FANOUT_SUBSCRIBERS + " subscribers", 1));
+        details.put("single", one.json(measuredName() + ", 1 subscriber", 1));
+        details.put("fanout", fifty.json(measuredName() + ", " + FANOUT_SUBSCRIBERS + " subscribers", 1));
         details.put("limitIs", "the single-subscriber end-to-end rate in the same run");
+        if (peer != null) {
+            return Result.peer(name, ZeroCachePeer.NAME, "fan", rows / fifty.seconds, "single", rows / one.seconds,
+                    "rows/s", details);
+        }
         return new Result(name, rows / fifty.seconds, rows / one.seconds, 0.7, "rows/s", details);
     }
 
@@ -337,6 +363,25 @@ public final class E2eWorkload implements Workload {
             return RuntimeProcess.start(ctx.home(), dir, env, zeroPort, overrides);
         }
 
+        /** The change streamer measured: the runtime with its shipped configuration, or the peer. */
+        ChangeStreamerProcess startStreamer() throws IOException, InterruptedException {
+            if (peer == null) {
+                return start(Map.of());
+            }
+            return peer.start(dir, cluster.uri(upstreamDb), cluster.uri(changeDb), id, zeroPort);
+        }
+
+        /** Whether a walsender serves the app's slot, i.e. the streamer is streaming. */
+        boolean slotActive() throws SQLException {
+            try (Connection c = cluster.connect(upstreamDb); PreparedStatement ps = c.prepareStatement(
+                    "SELECT active FROM pg_replication_slots WHERE slot_name = ?")) {
+                ps.setString(1, slot());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getBoolean(1);
+                }
+            }
+        }
+
         String lastWatermark() throws SQLException {
             return queryChange("SELECT \"lastWatermark\" FROM \"" + id + "_0/cdc\".\"replicationState\"");
         }
@@ -359,7 +404,7 @@ public final class E2eWorkload implements Workload {
     private App prepare(String appId) throws Exception {
         App app = new App(appId);
         long t0 = System.nanoTime();
-        try (RuntimeProcess rt = app.start(Map.of())) {
+        try (ChangeStreamerProcess rt = app.startStreamer()) {
             app.replicaVersion = awaitReplicaVersion(rt, app);
         }
         say("  prepared app %s (replica version %s, slot %s) in %.1f s", appId, app.replicaVersion, app.slot(),
@@ -371,7 +416,7 @@ public final class E2eWorkload implements Workload {
      * The change log's replication config appears once initial sync is done; polled every 200 ms
      * (an external process, bounded at 3 minutes).
      */
-    private String awaitReplicaVersion(RuntimeProcess rt, App app) throws Exception {
+    private String awaitReplicaVersion(ChangeStreamerProcess rt, App app) throws Exception {
         long deadline = System.nanoTime() + 180_000_000_000L;
         String sql = "SELECT \"replicaVersion\" FROM \"" + app.id + "_0/cdc\".\"replicationConfig\"";
         while (System.nanoTime() < deadline) {
@@ -401,32 +446,14 @@ public final class E2eWorkload implements Workload {
         }
     }
 
-    /** The change streamer's status section without its subscriber list, for the JSON file. */
-    private static Object streamerStatus(RuntimeProcess rt) {
-        try {
-            var node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(rt.status())
-                    .path("sections").path("changestreamer");
-            if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
-                o.remove("subscribers");
-            }
-            return new com.fasterxml.jackson.databind.ObjectMapper().convertValue(node, Map.class);
-        } catch (Exception e) {
-            return "unavailable: " + e;
-        }
-    }
-
-    /** Starts the app's runtime, connects {@code subscribers} at its last watermark, and times the drain. */
+    /** Starts the app's change streamer, connects {@code subscribers} at its last watermark, and times the drain. */
     private Measured measure(App app, String endLsn, int warmRows, int rows, int subscribers)
             throws Exception {
-        try (RuntimeProcess rt = app.start(Map.of())) {
+        try (ChangeStreamerProcess rt = app.startStreamer()) {
             String from = app.lastWatermark();
             List<WsSubscriber> subs = new ArrayList<>();
             try {
-                String state = streamerState(rt);
-                if ("streaming".equals(state)) {
-                    throw new IllegalStateException("the runtime streams before any subscriber connected;"
-                            + " the start-up delay was not applied (state " + state + ")");
-                }
+                assertNotStreaming(rt, app);
                 long connected = System.nanoTime();
                 for (int i = 0; i < subscribers; i++) {
                     subs.add(WsSubscriber.connect(rt.port(), "bench-" + i, app.replicaVersion, from,
@@ -443,13 +470,27 @@ public final class E2eWorkload implements Workload {
                 }
                 awaitConfirmed(app, endLsn);
                 long t1 = System.nanoTime();
-                Object streamer = streamerStatus(rt);
+                Object streamer = rt.statusSummary();
                 say("    streamer after the run: %s", streamer);
                 say("    warm-up of %d rows streamed in %.3f s after connecting", warmRows, (t0 - connected) / 1e9);
                 return new Measured((t1 - t0) / 1e9, (lastDone - t0) / 1e9, subscribers, streamer);
             } finally {
                 subs.forEach(WsSubscriber::close);
             }
+        }
+    }
+
+    /** The clock must start with the stream: nothing may stream before the first subscriber connects. */
+    private void assertNotStreaming(ChangeStreamerProcess p, App app) throws Exception {
+        if (p instanceof RuntimeProcess rt) {
+            String state = streamerState(rt);
+            if ("streaming".equals(state)) {
+                throw new IllegalStateException("the runtime streams before any subscriber connected;"
+                        + " the start-up delay was not applied (state " + state + ")");
+            }
+        } else if (app.slotActive()) {
+            throw new IllegalStateException(measuredName() + " streams (its slot " + app.slot() + " is active) before"
+                    + " any subscriber connected; the start-up delay was not applied; see " + p.log());
         }
     }
 
@@ -602,6 +643,11 @@ public final class E2eWorkload implements Workload {
             }
         }
         throw new IOException("no two consecutive free ports found");
+    }
+
+    /** Who is measured, in progress lines and the JSON file. */
+    private String measuredName() {
+        return peer == null ? "zrm" : ZeroCachePeer.NAME;
     }
 
     private static String rate(boolean bulk, int rows, int txns, double seconds) {

@@ -22,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * work folder; the configuration folder is seeded from {@code runtime/conf} with the overrides the
  * caller passes (the launcher leaves a non-empty folder alone).
  */
-final class RuntimeProcess implements AutoCloseable {
+final class RuntimeProcess implements ChangeStreamerProcess {
 
     private final Process process;
     private final int port;
@@ -85,42 +85,18 @@ final class RuntimeProcess implements AutoCloseable {
         pb.environment().put("ZRM_DEPLOY_DIR", deploy.toString());
         pb.environment().put("ZERO_PORT", Integer.toString(zeroPort));
         RuntimeProcess rp = new RuntimeProcess(pb.start(), zeroPort + 1, log);
-        rp.awaitHttp(Duration.ofSeconds(120));
+        HealthCheck.await(rp.process, rp.port, Duration.ofSeconds(120), "the runtime", log);
         return rp;
     }
 
-    /** The change-streamer port ({@code ZERO_PORT + 1}). */
-    int port() {
+    @Override
+    public int port() {
         return port;
     }
 
-    Path log() {
+    @Override
+    public Path log() {
         return log;
-    }
-
-    /**
-     * Polls {@code GET /} until it answers {@code OK}: the runtime offers no start-up signal to
-     * another process, so this is a bounded poll every 100 ms of an external process.
-     */
-    private void awaitHttp(Duration timeout) throws IOException, InterruptedException {
-        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IOException("the runtime exited with " + process.exitValue() + "; see " + log);
-            }
-            try {
-                HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/"))
-                        .timeout(Duration.ofSeconds(1)).build(), HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException notYet) {
-                // connection refused while Felix starts
-            }
-            Thread.sleep(100);
-        }
-        throw new IOException("the runtime did not answer on port " + port + " within " + timeout + "; see " + log);
     }
 
     /** {@code GET /status} as text. */
@@ -128,6 +104,21 @@ final class RuntimeProcess implements AutoCloseable {
         HttpClient client = HttpClient.newHttpClient();
         return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/status"))
                 .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** The change streamer's section of {@code /status} without its subscriber list. */
+    @Override
+    public Object statusSummary() {
+        try {
+            var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+            var node = mapper.readTree(status()).path("sections").path("changestreamer");
+            if (node instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
+                o.remove("subscribers");
+            }
+            return mapper.convertValue(node, Map.class);
+        } catch (Exception e) {
+            return "unavailable: " + e;
+        }
     }
 
     /** Stops the launcher (SIGTERM), which stops the runtime and waits for it. */
