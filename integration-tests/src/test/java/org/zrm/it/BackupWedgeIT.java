@@ -97,13 +97,14 @@ public class BackupWedgeIT {
         // Swap with the Gogo command ...
         String out = gogo("zrm:backup vfs");
         assertTrue(out, out.contains("strategy vfs requested"));
-        // The strategy flips first and the monitor starts a moment later (the swap runs on the
-        // coordinator's thread), so wait for the active monitor, not just the requested strategy.
-        // (the runtime's vfs monitor has no backup URL: purging pauses, and /status says why)
-        pipeline.awaitStatus("vfs active through zrm:backup, purging paused for want of a URL", s ->
-                "vfs".equals(s.path("sections").path("backup").path("active").asText())
+        // A monitor without a backup URL is never started: purging pauses and /status says why.
+        // The strategy flips a moment before the reason does (the swap runs on the coordinator's
+        // thread), so wait for both.
+        JsonNode vfs = pipeline.awaitStatus("vfs selected through zrm:backup, purging paused for want of a URL",
+                s -> "vfs".equals(s.path("sections").path("backup").path("strategy").asText())
                         && s.path("sections").path("backup").path("purgeBlockedReason").asText()
                                 .contains("the vfs monitor has no backup URL"));
+        assertTrue(vfs.toString(), vfs.path("sections").path("backup").path("active").isNull());
         assertTrue(gogo("zrm:backup").contains("purgeBlockedReason:"));
 
         // ... and with a Configuration Admin update.

@@ -239,6 +239,8 @@ final class BackupCoordinator {
     /** Refuses the activation's scheduling, drops its pending purges, then stops its monitor. */
     private void retire(Activation a, String why) {
         a.retire();
+        // status() reads without the lock; until reconcile() settles, it says why nothing is active.
+        unavailableReason = "the " + a.monitor.strategy() + " monitor was retired because " + why;
         active = null;
         target.clearPendingCleanups();
         try {

@@ -80,6 +80,24 @@ class BackupCoordinatorTest {
     }
 
     @Test
+    void midSwapTheStatusSaysWhyNothingIsActive() {
+        // /status reads without the coordinator's lock, so it can land between retire and start.
+        ready();
+        FakeMonitor l3 = new FakeMonitor("litestream3", "s3://b/p");
+        FakeMonitor vfs = new FakeMonitor("vfs", null);
+        coordinator.monitorAdded(l3);
+        coordinator.monitorAdded(vfs);
+        coordinator.select(strategy("litestream3"));
+        List<Object> seen = new ArrayList<>();
+        l3.onStop = () -> seen.add(coordinator.status().get("purgeBlockedReason"));
+        coordinator.select(strategy("vfs"));
+        assertEquals(List.of("the litestream3 monitor was retired because strategy vfs selected"), seen);
+        assertEquals("the vfs monitor has no backup URL: set litestream.backupURL in PID org.zrm.backup.vfs",
+                coordinator.status().get("purgeBlockedReason"), "then the reason the new one cannot start");
+        assertNull(coordinator.status().get("active"));
+    }
+
+    @Test
     void aSwapDropsPendingCleanupsAndTheNewMonitorInheritsNothing() {
         ready();
         FakeMonitor l3 = new FakeMonitor("litestream3", "s3://b/p");
@@ -369,6 +387,7 @@ class BackupCoordinatorTest {
         BackupMonitorContext context;
         int starts;
         int stops;
+        Runnable onStop = () -> { };
 
         FakeMonitor(String strategy, String url) {
             this.strategy = strategy;
@@ -394,6 +413,7 @@ class BackupCoordinatorTest {
         @Override
         public void stop() {
             stops++;
+            onStop.run();
         }
 
         @Override
