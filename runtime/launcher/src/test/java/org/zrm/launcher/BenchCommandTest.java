@@ -23,7 +23,7 @@ class BenchCommandTest {
         Files.createDirectories(jar.getParent());
         Files.writeString(jar, "");
         BenchCommand bench = new BenchCommand(resolver(), Path.of("/jdk/bin/java"), Map.of());
-        assertEquals(List.of("/jdk/bin/java", "-Xmx2g", "-jar", jar.toString(), "source-W1", "--scale", "0.1"),
+        assertEquals(List.of("/jdk/bin/java", "-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch", "-jar", jar.toString(), "source-W1", "--scale", "0.1"),
                 bench.command(List.of("source-W1", "--scale", "0.1")));
     }
 

@@ -52,8 +52,11 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
     /** Rows of the first batch of a database transaction (see {@link #nextBatchRows}). */
     static final int FIRST_BATCH_ROWS = 128;
 
-    /** Bytes per CopyData message of a binary COPY batch. */
-    private static final int COPY_CHUNK = 256 * 1024;
+    /**
+     * Largest CopyData message: a batch is normally sent as one message (see {@link #copyRows});
+     * only a batch above this is split, far below the protocol's 1 GB message limit.
+     */
+    static final int COPY_MESSAGE_LIMIT = 64 << 20;
 
     private enum State { OPEN, FAILED, DONE }
 
@@ -313,10 +316,13 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
         }
         CopyIn in = c.unwrap(PGConnection.class).getCopyAPI().copyIn(copySql);
         try {
-            // One CopyData message per chunk: the server buffers a whole message before it parses
-            // it, so chunks let it parse while the rest of the batch is still on the wire.
-            for (int off = 0; off < copy.length(); off += COPY_CHUNK) {
-                in.writeToCopy(copy.buffer(), off, Math.min(COPY_CHUNK, copy.length() - off));
+            // One CopyData message per batch. Splitting a batch into 256 KiB messages (so that the
+            // server could parse while the rest was on the wire) cost the backend a minor page
+            // fault per 4 KB received, every batch, even on a long-lived connection: storer-W3
+            // measured ~17,000 faults and ~35 % more backend CPU per 50k-row transaction than one
+            // message per batch, which has none (docs/BENCHMARKS.md, session 4).
+            for (int off = 0; off < copy.length(); off += COPY_MESSAGE_LIMIT) {
+                in.writeToCopy(copy.buffer(), off, Math.min(COPY_MESSAGE_LIMIT, copy.length() - off));
             }
             in.endCopy();
         } catch (SQLException | RuntimeException e) {
