@@ -1,12 +1,12 @@
 package org.zrm.bench.source;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.zrm.bench.ProcStat;
 
 /**
  * CPU seconds of one Linux process (here: a walsender), sampled from {@code /proc/<pid>/stat} while
@@ -14,9 +14,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * bottleneck. The last sample is at most one period old, so the figure is a lower bound.
  */
 public final class ProcCpu implements AutoCloseable {
-
-    /** {@code USER_HZ}: 100 on every Linux this runs on. */
-    private static final double TICKS_PER_SECOND = 100.0;
 
     private final Path stat;
     private final AtomicLong ticks = new AtomicLong(-1);
@@ -29,17 +26,13 @@ public final class ProcCpu implements AutoCloseable {
 
     private void sample() {
         try {
-            String s = Files.readString(stat);
-            // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-            ticks.set(Long.parseLong(f[11]) + Long.parseLong(f[12]));
-        } catch (IOException | RuntimeException e) {
+            ticks.set(ProcStat.read(stat).cpuTicks());
+        } catch (IOException e) {
             // The process has exited: keep the last sample, which is what we report.
             return;
         }
     }
 
-    /** Stops sampling (after one last sample) and returns CPU seconds, or -1 if never sampled. */
     /** A single daemon thread for sampling CPU times; the caller shuts it down. */
     public static java.util.concurrent.ScheduledExecutorService newSampler() {
         return java.util.concurrent.Executors.newScheduledThreadPool(1, r -> {
@@ -49,11 +42,12 @@ public final class ProcCpu implements AutoCloseable {
         });
     }
 
+    /** Stops sampling (after one last sample) and returns CPU seconds, or -1 if never sampled. */
     public double stopSeconds() {
         sample();
         task.cancel(false);
         long t = ticks.get();
-        return t < 0 ? -1 : t / TICKS_PER_SECOND;
+        return t < 0 ? -1 : t / (double) ProcStat.TICKS_PER_SECOND;
     }
 
     @Override

@@ -9,17 +9,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.zrm.bench.ProcStat;
 
 /**
  * CPU time spent so far by this JVM (in total and per thread group) and by the PostgreSQL
  * processes on this machine, to tell where a storer run's CPU goes on a 2-core box: the difference
  * of two samples is what the measured window cost. Linux only for the PostgreSQL part (it reads
  * {@code /proc}); elsewhere that entry is absent.
+ *
+ * @param nanos nanoseconds per key, except the {@link #FAULTS} keys, which count page faults
  */
 record CpuSample(Map<String, Long> nanos) {
-
-    /** Clock ticks per second of {@code /proc/<pid>/stat}: 100 on every Linux this runs on. */
-    private static final long TICKS_PER_SECOND = 100;
 
     /** Key prefix of minor page-fault counts (not nanoseconds) per PostgreSQL role. */
     static final String FAULTS = "postgresMinorFaults.";
@@ -49,7 +49,7 @@ record CpuSample(Map<String, Long> nanos) {
             }
         }
         postgresTicks().forEach((role, v) -> m.put(role,
-                role.startsWith(FAULTS) ? v : v * (1_000_000_000L / TICKS_PER_SECOND)));
+                role.startsWith(FAULTS) ? v : v * (1_000_000_000L / ProcStat.TICKS_PER_SECOND)));
         return new CpuSample(m);
     }
 
@@ -72,7 +72,8 @@ record CpuSample(Map<String, Long> nanos) {
     /**
      * @return CPU ticks of the PostgreSQL processes: {@code postgres} in total, and per role
      *     ({@code postgres.backend} for client connections, else the process title's role, e.g.
-     *     {@code postgres.walwriter}); empty where there is no {@code /proc}
+     *     {@code postgres.walwriter}); minor page faults per role under {@link #FAULTS}; empty
+     *     where there is no {@code /proc}
      */
     private static Map<String, Long> postgresTicks() {
         Map<String, Long> ticks = new LinkedHashMap<>();
@@ -82,25 +83,22 @@ record CpuSample(Map<String, Long> nanos) {
         }
         try (DirectoryStream<Path> pids = Files.newDirectoryStream(proc, "[0-9]*")) {
             for (Path pid : pids) {
-                String stat;
+                ProcStat stat;
                 String title;
                 try {
-                    stat = Files.readString(pid.resolve("stat"));
+                    stat = ProcStat.read(pid.resolve("stat"));
                     title = Files.readString(pid.resolve("cmdline")).replace('\0', ' ').trim();
                 } catch (IOException gone) {
                     continue; // the process ended between listing and reading
                 }
-                int close = stat.lastIndexOf(')');
-                if (close < 0 || !stat.substring(stat.indexOf('(') + 1, close).startsWith("postgres")) {
+                if (!stat.command().startsWith("postgres")) {
                     continue;
                 }
-                // Fields after the command: state is field 3, utime 14, stime 15.
-                String[] f = stat.substring(close + 2).split(" ");
-                long t = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-                ticks.merge("postgres", t, Long::sum);
-                ticks.merge("postgres." + role(title), t, Long::sum);
-                // minflt (field 10): a process's first touch of a shared-buffer page is one of these
-                ticks.merge(FAULTS + role(title), Long.parseLong(f[7]), Long::sum);
+                String role = role(title);
+                ticks.merge("postgres", stat.cpuTicks(), Long::sum);
+                ticks.merge("postgres." + role, stat.cpuTicks(), Long::sum);
+                // a process's first touch of a shared-buffer page is one of these
+                ticks.merge(FAULTS + role, stat.minorFaults(), Long::sum);
             }
         } catch (IOException e) {
             return Map.of();
