@@ -56,7 +56,7 @@ public final class PgChangeLogTransaction implements ChangeLogTransaction {
      * Largest CopyData message: a batch is normally sent as one message (see {@link #copyRows});
      * only a batch above this is split, far below the protocol's 1 GB message limit.
      */
-    static final int COPY_MESSAGE_LIMIT = 64 << 20;
+    private static final int COPY_MESSAGE_LIMIT = 64 << 20;
 
     private enum State { OPEN, FAILED, DONE }
 

@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The real ZRM runtime in a child process, started the way a user starts it ({@code zrm-launcher.jar
@@ -124,12 +123,6 @@ final class RuntimeProcess implements ChangeStreamerProcess {
     /** Stops the launcher (SIGTERM), which stops the runtime and waits for it. */
     @Override
     public void close() throws InterruptedException {
-        process.destroy();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            process.waitFor(10, TimeUnit.SECONDS);
-        }
-        // The launcher's child can outlive a forcibly killed launcher; never leave it running.
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        ProcessTree.stop(process);
     }
 }

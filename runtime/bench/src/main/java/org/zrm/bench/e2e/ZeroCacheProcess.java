@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -142,17 +141,6 @@ final class ZeroCacheProcess implements ChangeStreamerProcess {
      */
     @Override
     public void close() throws InterruptedException {
-        List<ProcessHandle> tree = process.descendants().toList();
-        process.destroy();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            process.waitFor(10, TimeUnit.SECONDS);
-        }
-        for (ProcessHandle p : tree) {
-            if (p.isAlive()) {
-                p.destroyForcibly();
-                p.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(e -> p).join();
-            }
-        }
+        ProcessTree.stop(process);
     }
 }

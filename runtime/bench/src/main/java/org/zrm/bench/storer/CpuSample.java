@@ -48,8 +48,7 @@ record CpuSample(Map<String, Long> nanos) {
                 m.merge("thread." + group(t.getThreadName()), cpu, Long::sum);
             }
         }
-        postgresTicks().forEach((role, v) -> m.put(role,
-                role.startsWith(FAULTS) ? v : v * (1_000_000_000L / ProcStat.TICKS_PER_SECOND)));
+        m.putAll(postgres());
         return new CpuSample(m);
     }
 
@@ -70,16 +69,16 @@ record CpuSample(Map<String, Long> nanos) {
     }
 
     /**
-     * @return CPU ticks of the PostgreSQL processes: {@code postgres} in total, and per role
+     * @return CPU nanoseconds of the PostgreSQL processes: {@code postgres} in total, and per role
      *     ({@code postgres.backend} for client connections, else the process title's role, e.g.
      *     {@code postgres.walwriter}); minor page faults per role under {@link #FAULTS}; empty
      *     where there is no {@code /proc}
      */
-    private static Map<String, Long> postgresTicks() {
-        Map<String, Long> ticks = new LinkedHashMap<>();
+    private static Map<String, Long> postgres() {
+        Map<String, Long> m = new LinkedHashMap<>();
         Path proc = Path.of("/proc");
         if (!Files.isDirectory(proc)) {
-            return ticks;
+            return m;
         }
         try (DirectoryStream<Path> pids = Files.newDirectoryStream(proc, "[0-9]*")) {
             for (Path pid : pids) {
@@ -95,15 +94,15 @@ record CpuSample(Map<String, Long> nanos) {
                     continue;
                 }
                 String role = role(title);
-                ticks.merge("postgres", stat.cpuTicks(), Long::sum);
-                ticks.merge("postgres." + role, stat.cpuTicks(), Long::sum);
+                m.merge("postgres", stat.cpuNanos(), Long::sum);
+                m.merge("postgres." + role, stat.cpuNanos(), Long::sum);
                 // a process's first touch of a shared-buffer page is one of these
-                ticks.merge(FAULTS + role, stat.minorFaults(), Long::sum);
+                m.merge(FAULTS + role, stat.minorFaults(), Long::sum);
             }
         } catch (IOException e) {
             return Map.of();
         }
-        return ticks;
+        return m;
     }
 
     /** "postgres: walwriter" → walwriter; "postgres: user db host(port) COPY" → backend; the postmaster → postmaster. */
