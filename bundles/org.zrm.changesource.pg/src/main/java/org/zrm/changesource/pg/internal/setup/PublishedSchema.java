@@ -6,8 +6,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.zrm.protocol.CreateIndex;
+import org.zrm.protocol.CreateTable;
+import org.zrm.protocol.IndexSpec;
 import org.zrm.protocol.JsonValues;
 import org.zrm.protocol.PgTypeClass;
+import org.zrm.protocol.TableSpec;
+import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.replica.LiteTypes;
 
 /**
@@ -115,6 +120,41 @@ public record PublishedSchema(List<PublishedTable> tables, List<PublishedIndex> 
                                     col.elemPgTypeClass())).isPresent();
                 }))
                 .min(Comparator.<List<String>>comparingInt(List::size).thenComparing(l -> String.join(",", l)));
+    }
+
+    private static final ProtocolCodec CODEC = new ProtocolCodec();
+
+    /**
+     * The tables as the protocol's {@link TableSpec}s, in query order: the published JSON of each
+     * table (with {@code replicaIdentityColumns}) read as the {@code spec} of a
+     * {@code create-table}, so member order and the published extras ({@code oid},
+     * {@code schemaOID}, {@code typeOID}, …) are exactly what a {@code create-table} carries and
+     * what the replica layout is created from.
+     */
+    @SuppressWarnings("unchecked")
+    public List<TableSpec> tableSpecs() {
+        List<TableSpec> specs = new ArrayList<>();
+        for (Object t : (List<Object>) json.get("tables")) {
+            specs.add(((CreateTable) decodeAs(CreateTable.TAG, t)).spec());
+        }
+        return List.copyOf(specs);
+    }
+
+    /** The indexes as the protocol's {@link IndexSpec}s, in query order (see {@link #tableSpecs()}). */
+    @SuppressWarnings("unchecked")
+    public List<IndexSpec> indexSpecs() {
+        List<IndexSpec> specs = new ArrayList<>();
+        for (Object i : (List<Object>) json.get("indexes")) {
+            specs.add(((CreateIndex) decodeAs(CreateIndex.TAG, i)).spec());
+        }
+        return List.copyOf(specs);
+    }
+
+    private static Object decodeAs(String tag, Object spec) {
+        Map<String, Object> change = new LinkedHashMap<>();
+        change.put("tag", tag);
+        change.put("spec", spec);
+        return CODEC.decodeChange(CODEC.encodeValue(change));
     }
 
     /** The table with the given schema and name, if published. */
