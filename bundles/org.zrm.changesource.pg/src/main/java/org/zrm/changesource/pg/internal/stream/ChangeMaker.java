@@ -43,6 +43,7 @@ public final class ChangeMaker {
 
     private final String shardPrefix;
     private final DdlMessageHandler ddl;
+    private final RelationHandler relations;
     private Failure failure;
 
     /**
@@ -51,8 +52,19 @@ public final class ChangeMaker {
      * @param ddl handles the shard's DDL event messages
      */
     public ChangeMaker(String appId, int shardNum, DdlMessageHandler ddl) {
+        this(appId, shardNum, ddl, RelationHandler.IGNORE);
+    }
+
+    /**
+     * @param appId the app id
+     * @param shardNum the shard number
+     * @param ddl handles the shard's DDL event messages
+     * @param relations handles pgoutput Relation messages (degraded-mode checks)
+     */
+    public ChangeMaker(String appId, int shardNum, DdlMessageHandler ddl, RelationHandler relations) {
         this.shardPrefix = appId + "/" + shardNum;
         this.ddl = Objects.requireNonNull(ddl, "ddl");
+        this.relations = Objects.requireNonNull(relations, "relations");
     }
 
     /** @return whether a conversion error has stopped this change maker */
@@ -145,9 +157,10 @@ public final class ChangeMaker {
             return List.of(new DataMessage(new Truncate(rels, Passthrough.of(extra))));
         } else if (msg instanceof PgOutputMessage.Message m) {
             return message(lsn, m);
+        } else if (msg instanceof PgOutputMessage.Relation r) {
+            return relations.handle(r);
         }
-        // Relation: with event triggers, schema changes arrive as DDL messages; Type and Origin
-        // carry nothing the protocol needs.
+        // Type and Origin carry nothing the protocol needs.
         return List.of();
     }
 
