@@ -3,7 +3,7 @@ package org.zrm.bench;
 import java.util.List;
 
 /**
- * One benchmark workload of {@code /work/shared/bench/WORKLOADS.md}. A workload measures ZRM and
+ * One benchmark workload of {@code docs/WORKLOADS.md}. A workload measures ZRM and
  * the physical limit it is compared with in the same run, on the same cluster and data, and
  * reports ratios: absolute rates drift between runs on a 2-core machine, ratios much less.
  */

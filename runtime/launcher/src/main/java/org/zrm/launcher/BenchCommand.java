@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code zrm bench <workload>}: runs a benchmark of {@code bench/WORKLOADS.md} in its own JVM
+ * {@code zrm bench <workload>}: runs a benchmark of {@code docs/WORKLOADS.md} in its own JVM
  * ({@code runtime/bench/target/zrm-bench.jar}), which prints {@code RESULT} lines and writes
  * {@code target/bench/<workload>.json}. Benchmarks are never part of the test command.
  */

