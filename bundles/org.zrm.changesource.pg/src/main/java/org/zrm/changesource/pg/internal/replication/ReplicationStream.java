@@ -191,7 +191,7 @@ public final class ReplicationStream implements AutoCloseable {
      * same. The stream is reachable only through a protected field, hence reflection; if that fails
      * the stream still works, just with that latency, and we say so.
      */
-    private static PGStream enableNonBlockingPolling(Connection connection) {
+    static PGStream enableNonBlockingPolling(Connection connection) {
         try {
             QueryExecutor executor = connection.unwrap(PgConnection.class).getQueryExecutor();
             Field f = org.postgresql.core.QueryExecutorBase.class.getDeclaredField("pgStream");
@@ -211,7 +211,7 @@ public final class ReplicationStream implements AutoCloseable {
      * kernel's ({@code FIONREAD}) without waiting. Reachable only by reflection; without it the pump
      * simply never coalesces reads (see {@link #COALESCE_NANOS}).
      */
-    private static InputStream bufferedInput(PGStream stream) {
+    static InputStream bufferedInput(PGStream stream) {
         if (stream == null) {
             return null;
         }
