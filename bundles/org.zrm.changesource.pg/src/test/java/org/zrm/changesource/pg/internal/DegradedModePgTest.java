@@ -115,7 +115,10 @@ class DegradedModePgTest {
                         null, booColumns),
                 // shift columns so that they look alike
                 Arguments.of("ALTER TABLE my.boo DROP b; ALTER TABLE my.boo RENAME c TO b; ALTER TABLE my.boo RENAME d TO c;"
-                        + " ALTER TABLE my.boo ADD d TEXT; INSERT INTO my.boo(a) VALUES ('1')", null, booColumns));
+                        + " ALTER TABLE my.boo ADD d TEXT; INSERT INTO my.boo(a) VALUES ('1')", null, booColumns),
+                // not in upstream's list: a table newly published by ALTER PUBLICATION
+                Arguments.of("ALTER PUBLICATION zero_foo ADD TABLE not_in_publication;"
+                        + " INSERT INTO not_in_publication VALUES (1)", null, "tables created or dropped"));
     }
 
     @ParameterizedTest(name = "halt on schema change when ddlDetection = false: {0} / {1}")
@@ -158,7 +161,10 @@ class DegradedModePgTest {
             ChangeStream stream = shard.stream();
             List<ChangeStreamMessage> first;
             try {
-                tx(c, "INSERT INTO foo(id, int) VALUES('a', 1)", "UPDATE foo SET int = 2 WHERE id = 'a'",
+                // COMMENT is upstream's way to make event triggers emit a snapshot; without them it
+                // changes nothing that is compared.
+                tx(c, "COMMENT ON TABLE foo IS 'commented'", "COMMENT ON COLUMN my.boo.b IS 'commented'",
+                        "INSERT INTO foo(id, int) VALUES('a', 1)", "UPDATE foo SET int = 2 WHERE id = 'a'",
                         "INSERT INTO compound_key_same_order VALUES ('x', 'y')",
                         // PRIMARY KEY (b, a): the Relation message flags a and b in column order
                         "INSERT INTO compound_key_reverse_order VALUES ('x', 'y')",
