@@ -310,8 +310,8 @@ public final class PgChangeSource implements ChangeSource {
 
     /** @return {id, slot, rank, initialSchema} of the newest replica row at {@code replicaVersion} */
     private String[] replicaAtVersion(Connection c, String replicaVersion) throws SQLException, AutoResetException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank, \"initialSchema\" FROM " + ShardSql.quoteId(shard.schema())
-                + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank, \"initialSchema\" FROM "
+                + ShardSql.quoteId(shard.schema()) + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
             ps.setString(1, replicaVersion);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {

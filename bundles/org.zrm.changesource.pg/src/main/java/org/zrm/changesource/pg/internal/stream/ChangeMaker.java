@@ -34,9 +34,9 @@ import org.zrm.watermark.Lsn;
  * <p><b>Sticky failure.</b> The first conversion error yields {@code rollback} +
  * {@code reset-required} and every later message yields nothing (logged at most once a minute),
  * while the stream keeps being drained; throwing instead would make the streamer reconnect and
- * replay the same failure forever. The exception is a {@link TransientUpstreamException} (an
- * upstream query failed, the message itself is fine): that one propagates and ends the stream with
- * a retryable failure. Not thread-safe: used by the pump thread only.
+ * replay the same failure forever. The one exception is a {@link TransientUpstreamException} (an
+ * upstream query failed, the message itself is fine): it propagates and ends the stream with a
+ * retryable failure. Not thread-safe: used by the pump thread only.
  */
 public final class ChangeMaker {
 
