@@ -152,8 +152,14 @@ final class SchemaChangeApplier {
             exec("UPDATE " + LiteNames.quote(table) + " SET " + LiteNames.quote(tmp) + " = " + LiteNames.quote(oldName));
             exec("ALTER TABLE " + LiteNames.quote(table) + " DROP " + LiteNames.quote(oldName));
             for (LiteIndexSpec idx : indexes) {
-                Map<String, String> cols = new LinkedHashMap<>();
-                idx.columns().forEach((c, dir) -> cols.put(c.equals(oldName) ? tmp : c, dir));
+                // QUIRK reproduced: upstream re-keys the index's column map by adding the tmp column
+                // and deleting the old one, so the changed column moves to the end of a multi-column
+                // index, e.g. (n ASC, id DESC) comes back as (id DESC, n ASC). zero-cache's replica
+                // ends up so after the same migration, and ZRM's must equal it (the index's key set
+                // and uniqueness are unchanged; only the column order differs from a fresh sync).
+                Map<String, String> cols = new LinkedHashMap<>(idx.columns());
+                String dir = cols.remove(oldName);
+                cols.put(tmp, dir);
                 exec(new LiteIndexSpec(idx.name(), idx.tableName(), idx.unique(), cols).createStatement());
             }
             current = tmp;
