@@ -25,7 +25,7 @@ import org.zrm.testing.PostgresTest;
  * index, a quoted identifier and a table outside {@code public}.
  *
  * <p>The expected text ({@code layout/initial-sync.txt}) was taken from the initial sync before the
- * layout moved into {@code org.zrm.replica}; zero-cache 1.8.0 compatibility was proven against
+ * layout moved into {@code org.zrm.replica.ReplicaLayout}; zero-cache 1.8.0 compatibility was proven against
  * that output, so it may only change together with a new compatibility run. The replica version
  * (in the {@code _0_version} default and values) is replaced by {@code <V>}, the only part that
  * differs between runs.
@@ -82,8 +82,8 @@ class ReplicaLayoutPinPgTest {
     }
 
     /**
-     * A text dump of what the layout pins. Shared by the replicator's property test in spirit: the
-     * same things, compared there between two replicas.
+     * A text dump of what the test pins: {@code sqlite_master} in creation order, the metadata
+     * tables' rows and the data tables' values with their storage classes.
      */
     static String dump(Connection lite, List<String> dataTables) throws Exception {
         StringBuilder sb = new StringBuilder("# sqlite_master (type | name | tbl_name), then sql\n");
