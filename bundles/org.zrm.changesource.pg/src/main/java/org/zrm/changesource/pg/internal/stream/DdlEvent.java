@@ -149,6 +149,9 @@ public record DdlEvent(String type, boolean previousSchemaPresent, PublishedSche
         Map<String, Object> columns = object(t.get("columns"), path + ".columns");
         columns.forEach((name, c) -> checkColumn(object(c, path + ".columns." + name), path + ".columns." + name));
         Object pk = t.get("primaryKey");
+        if (pk == null && t.containsKey("primaryKey")) {
+            throw new MalformedDdlEventException(path + ": \"primaryKey\" must be an array of strings");
+        }
         if (pk != null) {
             for (Object k : list(pk, path + ".primaryKey")) {
                 if (!(k instanceof String)) {
