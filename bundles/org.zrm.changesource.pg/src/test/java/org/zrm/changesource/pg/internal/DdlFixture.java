@@ -56,11 +56,13 @@ final class DdlFixture implements AutoCloseable {
             ShardSchema.ensureShardSchema(c, ShardConfig.of(SourceFixture.SHARD.appId(), SourceFixture.SHARD.shardNum(),
                     publications));
             List<String> pubs = ShardSchema.readInternalConfig(c, SourceFixture.SHARD).publications();
-            String start = createSlot(c, "ddl_slot");
+            // Slots are cluster-wide: one per database.
+            String slot = db.name().toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9_]", "_") + "_slot";
+            String start = createSlot(c, slot);
             source = new PgChangeSource(settings(db.uri()), reset -> {
                 throw new ChangeSourceException("not used by this test");
             }, validator);
-            PgChangeStream stream = source.openStream("ddl_slot", pubs, start);
+            PgChangeStream stream = source.openStream(slot, pubs, start);
             return new DdlFixture(db, c, source, stream);
         } catch (Exception | Error e) {
             if (source != null) {
