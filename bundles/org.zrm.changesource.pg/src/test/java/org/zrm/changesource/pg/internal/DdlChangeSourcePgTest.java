@@ -86,6 +86,81 @@ class DdlChangeSourcePgTest {
                         + " identified and synced to clients.", "ALTER TABLE my.boo DROP CONSTRAINT boo_pkey"));
     }
 
+    /**
+     * {@code ddl.pg.test.ts}'s upstream schema and publications, except that {@code zero_sum}
+     * publishes all of {@code pub.foo}'s columns: the shard setup (unlike that test, which
+     * installs the trigger functions directly) rejects a table published with two column lists.
+     */
+    private static final String DDL_TEST_SCHEMA = """
+            CREATE SCHEMA zero;
+            CREATE SCHEMA pub;
+            CREATE SCHEMA private;
+            CREATE TABLE zero.foo(id TEXT PRIMARY KEY);
+            CREATE TABLE pub.foo(id TEXT PRIMARY KEY, name TEXT UNIQUE, description TEXT);
+            CREATE TABLE pub.boo(id TEXT PRIMARY KEY, name TEXT UNIQUE, description TEXT);
+            CREATE TABLE pub.yoo(id TEXT PRIMARY KEY, name TEXT UNIQUE, description TEXT);
+            CREATE TABLE private.foo(id TEXT PRIMARY KEY, name TEXT UNIQUE, description TEXT);
+            CREATE INDEX foo_custom_index ON pub.foo (description, name);
+            CREATE INDEX yoo_custom_index ON pub.yoo (description, name);
+            CREATE PUBLICATION zero_all FOR TABLES IN SCHEMA pub;
+            CREATE PUBLICATION zero_sum FOR TABLE pub.foo, pub.boo;
+            CREATE PUBLICATION nonzeropub FOR TABLE pub.foo, pub.boo;
+            """;
+
+    static Stream<Arguments> ddlPayloads() {
+        return Stream.of(
+                Arguments.of("CREATE TABLE pub.bar(id TEXT PRIMARY KEY, a INT4 UNIQUE, b INT8 UNIQUE, UNIQUE(b, a))",
+                        List.of("create-table", "create-index", "create-index", "create-index", "create-index")),
+                Arguments.of("CREATE INDEX foo_name_index on pub.foo (name desc, id)", List.of("create-index")),
+                Arguments.of("ALTER TABLE pub.foo RENAME TO food", List.of("rename-table")),
+                Arguments.of("ALTER TABLE pub.yoo SET SCHEMA private",
+                        List.of("drop-index", "drop-index", "drop-index", "drop-table")),
+                Arguments.of("ALTER TABLE pub.foo ADD username TEXT UNIQUE", List.of("add-column", "create-index")),
+                Arguments.of("ALTER TABLE pub.foo ADD bar text DEFAULT 'boo'", List.of("add-column")),
+                // The published schema changes (dflt), the replica does not need to.
+                Arguments.of("ALTER TABLE pub.foo ALTER name SET DEFAULT 'alice'", List.of()),
+                Arguments.of("ALTER TABLE pub.foo RENAME name to handle", List.of("update-column")),
+                Arguments.of("ALTER TABLE pub.foo drop description", List.of("drop-index", "drop-column")),
+                Arguments.of("DROP TABLE pub.foo, pub.yoo", List.of("drop-index", "drop-index", "drop-index", "drop-index",
+                        "drop-index", "drop-index", "drop-table", "drop-table")),
+                Arguments.of("DROP INDEX pub.foo_custom_index, pub.yoo_custom_index", List.of("drop-index", "drop-index")),
+                // Only the publications member changes: not a schema change for the replica.
+                Arguments.of("ALTER PUBLICATION zero_sum ADD TABLE pub.yoo", List.of()),
+                Arguments.of("ALTER PUBLICATION zero_sum DROP TABLE pub.foo", List.of()),
+                Arguments.of("ALTER PUBLICATION zero_all ADD TABLES IN SCHEMA zero", List.of("create-table", "create-index")),
+                Arguments.of("ALTER SCHEMA pub RENAME TO bup", Stream.of(
+                        java.util.Collections.nCopies(8, "drop-index"), java.util.Collections.nCopies(3, "rename-table"),
+                        java.util.Collections.nCopies(8, "create-index")).flatMap(List::stream).toList()));
+    }
+
+    /** The per-DDL cases of {@code ddl.pg.test.ts}, as the schema changes that follow from each event. */
+    @ParameterizedTest
+    @MethodSource("ddlPayloads")
+    void ddlPayload(String ddl, List<String> expected) throws Exception {
+        try (DdlFixture d = DdlFixture.start(cluster, DDL_TEST_SCHEMA, List.of("zero_all", "zero_sum"))) {
+            d.exec("INSERT INTO pub.boo(id) VALUES('1'); " + ddl);
+            List<String> tags = new java.util.ArrayList<>(List.of("insert"));
+            tags.addAll(expected);
+            assertEquals(tags, d.nextTags(), ddl);
+        }
+    }
+
+    /**
+     * A table in two of the shard's publications repeats its index columns in the trigger's JSON;
+     * read as JSON.parse reads it, each column appears once, in index order.
+     */
+    @Test
+    void indexOfATableInTwoPublications() throws Exception {
+        try (DdlFixture d = DdlFixture.start(cluster, DDL_TEST_SCHEMA, List.of("zero_all", "zero_sum"))) {
+            d.exec("CREATE INDEX foo_name_index on pub.foo (name desc, id)");
+            List<DataMessage> t = d.nextChanges();
+            assertEquals(List.of("{\"tag\":\"create-index\",\"spec\":{\"schema\":\"pub\",\"tableName\":\"foo\","
+                    + "\"name\":\"foo_name_index\",\"unique\":false,\"isPrimaryKey\":false,\"isReplicaIdentity\":false,"
+                    + "\"isImmediate\":true,\"columns\":{\"name\":\"DESC\",\"id\":\"ASC\"}}}"),
+                    t.stream().map(DdlFixture::json).toList());
+        }
+    }
+
     /** Upstream's "bad schema change error": the transaction is rolled back and the replica must be reset. */
     @ParameterizedTest
     @MethodSource("badSchemaChanges")
