@@ -48,7 +48,8 @@ import org.zrm.watermark.Watermarks;
  *
  * <p>Threads: the caller's thread for {@link #initialize}/{@link #startStream}; per stream one
  * pump thread (see {@link ReplicationStream}); one scheduler thread for liveness watchdogs and lag
- * reports.
+ * reports; one cleanup thread for the slot cleanup and the replica-identity fix after DDL events
+ * (both may wait on locks upstream).
  */
 public final class PgChangeSource implements ChangeSource {
 
