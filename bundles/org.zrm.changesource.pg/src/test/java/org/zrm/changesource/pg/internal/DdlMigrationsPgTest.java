@@ -352,6 +352,63 @@ class DdlMigrationsPgTest {
 
     @Test
     @Order(26)
+    void dataTypes() throws Exception {
+        List<DataMessage> t = step("""
+                CREATE TABLE your.zoo(id TEXT NOT NULL, int INT4, big BIGINT, flt FLOAT8, bool BOOLEAN, timea TIMESTAMPTZ,
+                  date DATE, json JSON, jsonb JSONB, numz ENUMZ, uuid UUID, intarr INT4[], vc VARCHAR(180), jsonbs JSONB[]);
+                INSERT INTO your.zoo (id, int, big, numz, intarr, vc)
+                  VALUES ('abc', -2, 9007199254740993, '2', ARRAY[1,2,3,4,5], 'v');
+                """);
+        assertEquals(List.of("create-table", "insert"), DdlFixture.tags(t));
+        String spec = DdlFixture.json(t.get(0));
+        long enumOid = Long.parseLong(SourceFixture.queryString(f.c, "SELECT 'enumz'::regtype::oid"));
+        // jsonb_build_object orders each column's members; json_object_agg(DISTINCT …) the columns.
+        assertTrue(spec.contains("\"columns\":{\"big\":{\"pos\":3,\"dflt\":null,\"notNull\":false,\"typeOID\":20,"
+                + "\"dataType\":\"int8\",\"pgTypeClass\":\"b\",\"elemPgTypeClass\":null,\"characterMaximumLength\":null},"), spec);
+        assertTrue(spec.contains("\"intarr\":{\"pos\":12,\"dflt\":null,\"notNull\":false,\"typeOID\":1007,"
+                + "\"dataType\":\"int4[]\",\"pgTypeClass\":\"b\",\"elemPgTypeClass\":\"b\",\"characterMaximumLength\":null}"), spec);
+        assertTrue(spec.contains("\"numz\":{\"pos\":10,\"dflt\":null,\"notNull\":false,\"typeOID\":" + enumOid + ","
+                + "\"dataType\":\"enumz\",\"pgTypeClass\":\"e\",\"elemPgTypeClass\":null,\"characterMaximumLength\":null}"), spec);
+        assertTrue(spec.contains("\"vc\":{\"pos\":13,\"dflt\":null,\"notNull\":false,\"typeOID\":1043,"
+                + "\"dataType\":\"varchar\",\"pgTypeClass\":\"b\",\"elemPgTypeClass\":null,\"characterMaximumLength\":180}"), spec);
+        Map<String, Object> row = ((org.zrm.protocol.Insert) t.get(1).change()).newRow();
+        assertEquals("2", row.get("numz"));
+        assertEquals(List.of(1L, 2L, 3L, 4L, 5L), row.get("intarr"));
+    }
+
+    /** The triggers serialise concurrent DDL with an advisory lock, so each diff sees its own change only. */
+    @Test
+    @Order(27)
+    void concurrentSchemaChanges() throws Exception {
+        List<Thread> threads = new java.util.ArrayList<>();
+        List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            String sql = "CREATE TABLE IF NOT EXISTS your.t" + i + " (id INT8 PRIMARY KEY)";
+            Thread th = new Thread(() -> {
+                try (java.sql.Connection conn = f.db.connect()) {
+                    SourceFixture.exec(conn, sql);
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+            threads.add(th);
+            th.start();
+        }
+        for (Thread th : threads) {
+            th.join();
+        }
+        assertEquals(List.of(), errors);
+        java.util.Set<String> created = new java.util.TreeSet<>();
+        for (int i = 0; i < 3; i++) {
+            List<DataMessage> t = f.nextChanges();
+            assertEquals(List.of("create-table", "create-index"), DdlFixture.tags(t));
+            created.add(((CreateTable) t.get(0).change()).spec().name());
+        }
+        assertEquals(java.util.Set.of("t0", "t1", "t2"), created);
+    }
+
+    @Test
+    @Order(28)
     void nestedDdlEventFromAnotherEventTrigger() throws Exception {
         List<DataMessage> t = step("""
                 CREATE OR REPLACE FUNCTION add_rls() RETURNS event_trigger AS $$
@@ -372,7 +429,7 @@ class DdlMigrationsPgTest {
     }
 
     @Test
-    @Order(27)
+    @Order(29)
     void commentsAroundAWorkingAlterPublicationTrigger() throws Exception {
         List<DataMessage> t = step("""
                 COMMENT ON PUBLICATION zero_some_public IS 'bonk';
@@ -384,7 +441,7 @@ class DdlMigrationsPgTest {
     }
 
     @Test
-    @Order(28)
+    @Order(30)
     void commentCoversAMissingAlterPublicationTrigger() throws Exception {
         String tags = "'CREATE TABLE','ALTER TABLE','CREATE INDEX','DROP TABLE','DROP INDEX','ALTER SCHEMA'";
         f.exec("DROP EVENT TRIGGER zero_ddl_start_0; DROP EVENT TRIGGER zero_ddl_end_0;"
@@ -404,7 +461,7 @@ class DdlMigrationsPgTest {
     }
 
     @Test
-    @Order(29)
+    @Order(31)
     void updateSchemasCoversMissingEventTriggers() throws Exception {
         f.exec("DROP EVENT TRIGGER zero_ddl_start_0; DROP EVENT TRIGGER zero_ddl_end_0;");
         List<DataMessage> t = step("CREATE TABLE IF NOT EXISTS your.new_table (id INT8 PRIMARY KEY);"

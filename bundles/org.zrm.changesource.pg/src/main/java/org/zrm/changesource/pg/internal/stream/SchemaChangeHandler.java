@@ -119,6 +119,15 @@ public final class SchemaChangeHandler implements DdlMessageHandler {
         return out;
     }
 
+    /**
+     * The published schema of the last DDL event of this stream, or {@code null} before the
+     * first: what degraded mode (no event triggers, spec §3.2) can compare Relation messages
+     * with once a manual {@code update_schemas()} snapshot has been replicated. Pump thread only.
+     */
+    public PublishedSchema lastSchema() {
+        return lastEvent == null ? null : lastEvent.schema();
+    }
+
     /** The tag that decides backfills (see the class comment). */
     static String effectiveTag(DdlEvent prevEvent, DdlEvent event) {
         if (prevEvent != null && DdlEvent.DDL_START.equals(prevEvent.type())) {

@@ -126,6 +126,14 @@ class SchemaChangeHandlerTest {
     }
 
     @Test
+    void lastSchemaIsThatOfTheLastKnownEvent() {
+        assertEquals(null, handler.lastSchema());
+        handle(event("ddlUpdate", S0, S1, "CREATE TABLE", "q"));
+        handle("{\"type\":\"other\"}");
+        assertEquals(List.of("foo"), handler.lastSchema().tables().stream().map(t -> t.name()).toList());
+    }
+
+    @Test
     void legacyStartWithoutEventTagReadsAsUnknown() {
         DdlEvent e = DdlEvent.parse("{\"type\":\"ddlStart\",\"version\":1,\"schema\":" + S0
                 + ",\"context\":{\"query\":\"q\"}}", CODEC);
