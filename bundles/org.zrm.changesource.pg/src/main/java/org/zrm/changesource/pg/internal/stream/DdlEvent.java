@@ -18,7 +18,14 @@ import org.zrm.protocol.json.ProtocolCodec;
  * format halts replication instead of being misread); {@code event} may be absent only on
  * {@code ddlStart} (read as tag {@code UNKNOWN}); {@code previousSchema} may be absent on every
  * type (events of triggers older than shard v21) but {@code null} only on {@code ddlStart};
- * {@code context} needs a string {@code query} and only string members.
+ * {@code context} needs a string {@code query} and only string members. Tables must carry
+ * {@code schemaOID} and {@code replicaIdentity}, which upstream's schema leaves optional (for
+ * {@code initialSchema} rows of old replicas); the triggers always send both, and upstream's diff
+ * fails without {@code schemaOID} anyway.
+ *
+ * <p>The JSON is read with {@code JSON.parse}'s rule for duplicate members, because the trigger's
+ * index query repeats the columns of an index whose table is in several of the shard's
+ * publications.
  *
  * <p>DECISION (unknown {@code type}): the spec (§4.5 step 2) and upstream's code ignore an unknown
  * type for forward compatibility, and so do we ({@link #known()} is false, nothing else is read).
