@@ -223,12 +223,22 @@ class SchemaChangeHandlerTest {
 
     @Test
     void replicaIdentityFixIsScheduledAndTheNextEventCancelsIt() throws Exception {
+        // Hold the executor's only thread so that no fix can run before the test lets it.
+        CountDownLatch release = new CountDownLatch(1);
+        executor.execute(() -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         handle(event("ddlUpdate", S0, JOIN, "CREATE TABLE", "q"));
         assertEquals(1, executor.scheduled.size());
         assertEquals(SchemaChangeHandler.REPLICA_IDENTITY_DELAY_MS, executor.delaysMs.get(0));
         handle(event("ddlUpdate", JOIN, JOIN, "CREATE INDEX", "q"));
         assertTrue(executor.scheduled.get(0).isCancelled());
         assertEquals(2, executor.scheduled.size());
+        release.countDown();
         assertTrue(fixRan.await(10, TimeUnit.SECONDS));
         executor.scheduled.get(1).get(10, TimeUnit.SECONDS);
         // The error of the fix is logged, not thrown; only the surviving fix opened a connection.
