@@ -232,6 +232,9 @@ class SchemaChangeHandlerTest {
                 Thread.currentThread().interrupt();
             }
         });
+        // (execute goes through schedule: forget the blocker)
+        executor.scheduled.clear();
+        executor.delaysMs.clear();
         handle(event("ddlUpdate", S0, JOIN, "CREATE TABLE", "q"));
         assertEquals(1, executor.scheduled.size());
         assertEquals(SchemaChangeHandler.REPLICA_IDENTITY_DELAY_MS, executor.delaysMs.get(0));
