@@ -69,6 +69,8 @@ final class SubscriberRegistry {
     private volatile Storer storer;
     private volatile String replicaVersion;
     private volatile String latestStatusJson;
+    /** Set once by {@link #endAll}: the streamer has stopped for good. */
+    private volatile Throwable ended;
 
     /**
      * @param forwarder where registered subscribers receive live changes
@@ -129,6 +131,13 @@ final class SubscriberRegistry {
             return outbox;
         }
         pending.add(sub);
+        Throwable end = ended;
+        if (end != null) {
+            // The streamer stopped after the gate let this one in; endAll may have drained the
+            // queue before the add, and nobody else would.
+            failPending(end);
+            return outbox;
+        }
         drainPending();
         return outbox;
     }
@@ -238,6 +247,7 @@ final class SubscriberRegistry {
 
     /** Ends every subscription because the streamer stopped; registered ones get what is queued first. */
     void endAll(Throwable cause) {
+        ended = cause;
         failPending(cause);
         for (Subscriber s : forwarder.subscribers()) {
             s.failAfterQueued(cause);

@@ -261,6 +261,17 @@ class SubscriberRegistryTest {
     }
 
     @Test
+    void aSubscriberLetInJustBeforeTheStopIsNotStranded() throws Exception {
+        SubscriberRegistry r = registry(8);
+        // The gate still says "running" (the stop is under way), but the registry has ended.
+        r.endAll(new IllegalStateException("change streamer stopped"));
+        Subscription sub = r.subscribe(ctx("racing"), gate);
+        assertEquals(0, r.pendingCount());
+        assertEquals(END, next(sub));
+        assertEquals("change streamer stopped", sub.failure().orElseThrow().getMessage());
+    }
+
+    @Test
     void endAllFailsRegisteredSubscribersAfterWhatIsQueued() throws Exception {
         SubscriberRegistry r = registry(8);
         Subscription sub = r.subscribe(ctx("s"), gate);
