@@ -7,7 +7,7 @@ import java.util.Objects;
  * change-log row stores, so that a message rebuilt for catch-up is byte-identical to the message
  * that was forwarded live (Zero's {@code extractChangeSubstring} and {@code toDownstream}).
  *
- * <p>Live messages are encoded once (with {@link org.zrm.protocol.json.ProtocolCodec}); the log
+ * <p>Live messages are encoded once (with the protocol JSON codec); the log
  * keeps only the inner change object, cut out of that text, and catch-up glues the same envelope
  * back around it. Neither direction parses or re-serialises JSON. Both rely on the envelope's
  * trailing object (the watermark) containing no comma, which holds for watermarks.
