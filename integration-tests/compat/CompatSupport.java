@@ -735,6 +735,33 @@ abstract class CompatSupport {
             }
         }
 
+        /**
+         * Every begin, data and commit message received up to and including the commit at
+         * {@code watermark}, as received (a catch-up from the change log followed by live ones).
+         */
+        List<String> allUntilCommit(String watermark) throws Exception {
+            List<String> out = new ArrayList<>();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (true) {
+                String frame = frames.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (frame == null) {
+                    throw new CheckFailed("no commit at " + watermark + " from the change-streamer"
+                            + (closed == null ? "" : " (closed: " + closed + ")") + "; received " + out.size()
+                            + " messages, the last " + out.subList(Math.max(0, out.size() - 3), out.size()));
+                }
+                Frame f = codec.decodeFrame(frame);
+                received++;
+                ws.sendText("{\"ack\":" + f.id() + "}", true);
+                String msg = f.msg();
+                if (msg.startsWith("[\"begin\"") || msg.startsWith("[\"data\"") || msg.startsWith("[\"commit\"")) {
+                    out.add(msg);
+                }
+                if (msg.startsWith("[\"commit\"") && msg.endsWith("{\"watermark\":\"" + watermark + "\"}]")) {
+                    return out;
+                }
+            }
+        }
+
         @Override
         public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
             partial.append(data);
