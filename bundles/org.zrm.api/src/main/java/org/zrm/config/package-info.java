@@ -1,6 +1,7 @@
 /**
  * zero-cache's configuration conventions shared by every ZRM component, e.g. how a
- * {@code ZERO_UPSTREAM_DB} / {@code ZERO_CHANGE_DB} connection URI is read.
+ * {@code ZERO_UPSTREAM_DB} / {@code ZERO_CHANGE_DB} connection URI is read, and how a configured
+ * command line is split into words.
  */
 @org.osgi.annotation.bundle.Export
 @org.osgi.annotation.versioning.Version("1.0.0")

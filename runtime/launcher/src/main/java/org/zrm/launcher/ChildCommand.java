@@ -3,6 +3,7 @@ package org.zrm.launcher;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.zrm.config.CommandLine;
 
 /**
  * The command line of the OSGi runtime child:
@@ -52,40 +53,11 @@ public final class ChildCommand {
      * @throws LaunchException on an unterminated quote
      */
     public static List<String> splitOptions(String text) {
-        List<String> options = new ArrayList<>();
-        if (text == null) {
-            return options;
+        try {
+            return CommandLine.split(text);
+        } catch (IllegalArgumentException e) {
+            throw new LaunchException(EnvRegistry.ZRM_JAVA_OPTS + ": " + e.getMessage(), e);
         }
-        StringBuilder current = new StringBuilder();
-        boolean inToken = false;
-        char quote = 0;
-        for (char c : text.toCharArray()) {
-            if (quote != 0) {
-                if (c == quote) {
-                    quote = 0;
-                } else {
-                    current.append(c);
-                }
-            } else if (c == '"' || c == '\'') {
-                quote = c;
-                inToken = true;
-            } else if (Character.isWhitespace(c)) {
-                if (inToken) {
-                    options.add(current.toString());
-                    current.setLength(0);
-                    inToken = false;
-                }
-            } else {
-                current.append(c);
-                inToken = true;
-            }
-        }
-        if (quote != 0) {
-            throw new LaunchException(EnvRegistry.ZRM_JAVA_OPTS + " has an unterminated " + quote + " quote: " + text);
-        }
-        if (inToken) {
-            options.add(current.toString());
-        }
-        return options;
     }
+
 }

@@ -106,6 +106,25 @@ public final class RunCommand implements Command {
         return exitCode;
     }
 
+    /**
+     * Where a runtime that stops itself for a terminal reason (e.g. a wedged backup) writes that
+     * reason before it stops the framework; keep in sync with the change streamer's
+     * {@code FrameworkStop}.
+     */
+    static final String STOP_REASON_FILE = "runtime-stop-reason";
+    /** The launcher's exit status when the runtime stopped itself, whatever the JVM's own status. */
+    static final int RUNTIME_STOPPED = 1;
+
+    private static java.util.Optional<String> stoppedItself(Path reasonFile) {
+        try {
+            return Files.isRegularFile(reasonFile)
+                    ? java.util.Optional.of(Files.readString(reasonFile).strip())
+                    : java.util.Optional.empty();
+        } catch (IOException e) {
+            return java.util.Optional.of("(the reason in " + reasonFile + " cannot be read: " + e.getMessage() + ")");
+        }
+    }
+
     private int launch(LaunchFolders folders, List<Path> seeded, List<String> javaOptions, RuntimeSupervisor supervisor) {
         Map<String, String> childEnv = new HashMap<>(env);
         EmbeddedPostgres embedded = null;
@@ -121,6 +140,12 @@ public final class RunCommand implements Command {
         out.println("zrm: launch configuration");
         LaunchReport.lines(folders, seeded, derived, embedded, command).forEach(line -> out.println("zrm:   " + line));
 
+        Path stopReason = folders.state().resolve(STOP_REASON_FILE);
+        try {
+            Files.deleteIfExists(stopReason); // a previous run's reason must not be taken for this one's
+        } catch (IOException e) {
+            throw new LaunchException("cannot remove " + stopReason + ": " + e.getMessage(), e);
+        }
         ProcessBuilder builder = new ProcessBuilder(command).inheritIO().directory(folders.state().toFile());
         builder.environment().clear();
         builder.environment().putAll(derived.environment());
@@ -134,7 +159,10 @@ public final class RunCommand implements Command {
         try {
             int code = supervisor.awaitChild();
             out.println("zrm: the runtime exited with code " + code);
-            return code;
+            return stoppedItself(stopReason).map(reason -> {
+                err.println("zrm: the runtime stopped itself: " + reason);
+                return RUNTIME_STOPPED;
+            }).orElse(code);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LaunchException("interrupted while waiting for the runtime", e);

@@ -36,6 +36,6 @@ class ChildCommandTest {
         assertEquals(List.of("-Xmx2g", "-Dx=a b", "-Dy=it's", "-Dz="),
                 ChildCommand.splitOptions(" -Xmx2g  -Dx=\"a b\" -Dy=\"it's\" -Dz=''"));
         LaunchException e = assertThrows(LaunchException.class, () -> ChildCommand.splitOptions("-Dx='open"));
-        assertEquals("ZRM_JAVA_OPTS has an unterminated ' quote: -Dx='open", e.getMessage());
+        assertEquals("ZRM_JAVA_OPTS: unterminated ' quote in command line: -Dx='open", e.getMessage());
     }
 }

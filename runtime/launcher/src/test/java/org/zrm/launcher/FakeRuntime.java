@@ -12,7 +12,8 @@ import java.util.Properties;
  * Stands in for runtime/target/zrm.jar in {@link RunCommandTest}: records what the launcher gave
  * it (environment, system properties, working folder, whether the upstream PostgreSQL accepts TCP
  * connections) in {@code <zrm.state.dir>/fake-runtime.properties} and exits with
- * {@code FAKE_RUNTIME_EXIT}. Self-contained: the test copies this one class into a jar.
+ * {@code FAKE_RUNTIME_EXIT}; with {@code FAKE_RUNTIME_STOP_REASON} it first records that reason as a
+ * runtime that stops itself does. Self-contained: the test copies this one class into a jar.
  */
 public final class FakeRuntime {
     private FakeRuntime() {}
@@ -45,6 +46,11 @@ public final class FakeRuntime {
         }
         try (OutputStream file = new FileOutputStream(Path.of(System.getProperty("zrm.state.dir"), "fake-runtime.properties").toFile())) {
             seen.store(file, "seen by FakeRuntime");
+        }
+        String stopReason = System.getenv("FAKE_RUNTIME_STOP_REASON");
+        if (stopReason != null) { // what the change streamer's FrameworkStop writes before stopping the framework
+            java.nio.file.Files.writeString(Path.of(System.getProperty("zrm.state.dir"), "runtime-stop-reason"),
+                    stopReason + "\n");
         }
         System.exit(Integer.parseInt(System.getenv().getOrDefault("FAKE_RUNTIME_EXIT", "0")));
     }

@@ -126,6 +126,28 @@ class RunCommandTest {
     }
 
     @Test
+    void aRuntimeThatStopsItselfMakesTheLauncherExitNonZeroWithTheReason() throws Exception {
+        Map<String, String> env = baseEnv();
+        env.put("ZERO_UPSTREAM_DB", "postgresql://app@127.0.0.1:1/app");
+        env.put("FAKE_RUNTIME_STOP_REASON", "backup monitor litestream3 reported a fatal condition: wedged");
+        env.put("FAKE_RUNTIME_EXIT", "0"); // a framework stopped through its system bundle ends the JVM normally
+        assertEquals(RunCommand.RUNTIME_STOPPED, command(env).run(List.of()), this::output);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains(
+                "zrm: the runtime stopped itself: backup monitor litestream3 reported a fatal condition: wedged"),
+                this::output);
+    }
+
+    @Test
+    void aStopReasonLeftByAnEarlierRunIsNotTakenForThisOne() throws Exception {
+        Files.createDirectories(project.resolve("run"));
+        Files.writeString(project.resolve("run/" + RunCommand.STOP_REASON_FILE), "old reason\n");
+        Map<String, String> env = baseEnv();
+        env.put("ZERO_UPSTREAM_DB", "postgresql://app@127.0.0.1:1/app");
+        assertEquals(0, command(env).run(List.of()), this::output);
+        assertFalse(output().contains("old reason"), this::output);
+    }
+
+    @Test
     void invalidEnvironmentStopsBeforeAnythingStarts() {
         Map<String, String> env = baseEnv();
         env.put("ZERO_APP_ID", "Bad");

@@ -24,8 +24,9 @@ public @interface BackupConfig {
     boolean litestream_backupUsingV5() default false;
 
     @AttributeDefinition(name = "Exit on fatal",
-            description = "Exit the JVM with status 1 when a backup monitor reports a fatal condition (a wedged backup),"
-                    + " for an orchestrator to restart the node, as zero-cache does. When off, the pipeline stays stopped"
+            description = "Stop the runtime when a backup monitor reports a fatal condition (a wedged backup); the"
+                    + " launcher then exits with status 1 and prints the reason, for an orchestrator to restart the"
+                    + " node, as zero-cache does. When off, the pipeline stays stopped"
                     + " and /status reports healthy=false")
     boolean exitOnFatal() default true;
 

@@ -10,11 +10,16 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.IntConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.backup.BackupMonitor;
@@ -43,15 +48,24 @@ import org.zrm.status.MetricsSink;
  *       reason is logged and shown in {@code /status}, and the monitor is started as soon as its
  *       service appears (a bundle dropped into the deploy folder, a configuration added).</li>
  *   <li><b>Fatal is never swallowed.</b> A monitor's fatal report stops the pipeline (no acks, no
- *       purging), marks the runtime unhealthy and, with {@code exitOnFatal}, exits the JVM.</li>
+ *       purging), marks the runtime unhealthy and, with {@code exitOnFatal}, stops the runtime
+ *       with the reason (the launcher then exits non-zero and prints it).</li>
  * </ul>
  *
  * <p>No monitor is started before the change streamer has initialized (upstream creates its monitor
  * after the restore and initial sync); the initial cleanup delay is at least how long that took.
  *
- * <p><b>Threading.</b> Selection changes, monitor (un)registrations and fatal reports are
- * serialized by one lock; stopping a retired monitor happens under it and is bounded by the
- * monitor's own {@code stop()}. Status and metrics read volatile fields only.
+ * <p><b>Threading.</b> Everything that can wait runs on one coordinator thread (the
+ * {@code worker}): retiring a monitor (which waits for a purge in flight), stopping one, starting
+ * one (child processes), and stopping the pipeline after a fatal report. The callbacks that
+ * change what is wanted (Configuration Admin through {@link #select}, Declarative Services through
+ * {@link #monitorAdded}/{@link #monitorRemoved}, the streamer through
+ * {@link #streamerInitialized}) only record it under {@code lock}, which is never held while
+ * waiting, and ask the worker to reconcile. Requests coalesce: at most one reconcile is queued at
+ * a time, and it acts on the newest wanted state, so a burst of configuration edits does one swap
+ * to the last one. A swap asked for during a slow purge therefore returns at once and takes effect
+ * when the purge has finished. Only the worker changes the active activation. Status and metrics
+ * read volatile fields only.
  */
 final class BackupCoordinator {
 
@@ -76,17 +90,23 @@ final class BackupCoordinator {
     private final Reservations reservations;
     private final Clock clock;
     private final Executor statusSender;
-    private final IntConsumer exit;
+    private final Executor worker;
+    private final Consumer<String> stopRuntime;
     private final Instant createdAt;
 
+    /** Guards the wanted state below; never held while waiting on anything. */
     private final Object lock = new Object();
     // Guarded by lock. Registration order: the newest service of a strategy wins.
     private final List<BackupMonitor> monitors = new ArrayList<>();
     private BackupSettings settings = BackupSettings.defaults();
     private boolean streamerReady;
-    private long epoch;
+    private String reconcileWhy;
     private BackupMonitor fatalMonitor;
 
+    /** Set while a reconcile is queued and has not yet read the wanted state. */
+    private final AtomicBoolean reconcileQueued = new AtomicBoolean();
+    // Worker-confined (written only by tasks on the worker).
+    private long epoch;
     private volatile Activation active;
     /** The longest start-up or reservation seen; the effective delay is at least the configured floor. */
     private volatile Duration learnedDelay = Duration.ZERO;
@@ -107,15 +127,20 @@ final class BackupCoordinator {
      * @param clock time source
      * @param statusSender runs the snapshot-status reads off the caller's (HTTP) thread; may reject
      *     when its bounded queue is full, which fails that reservation (the client retries)
-     * @param exit exits the JVM with a status (called on a fatal report with {@code exitOnFatal})
+     * @param worker the coordinator thread: runs its tasks one at a time, in order (tests may pass
+     *     a direct executor). Its queue never holds more than one reconcile, one fatal stop and the
+     *     close, so a small bound suffices; a rejected task means the coordinator was closed
+     * @param stopRuntime stops the whole runtime with a reason (called on a fatal report with
+     *     {@code exitOnFatal}); a bundle never calls {@code System.exit}
      */
     BackupCoordinator(CleanupTarget target, Reservations reservations, Clock clock, Executor statusSender,
-            IntConsumer exit) {
+            Executor worker, Consumer<String> stopRuntime) {
         this.target = target;
         this.reservations = reservations;
         this.clock = clock;
         this.statusSender = statusSender;
-        this.exit = exit;
+        this.worker = worker;
+        this.stopRuntime = stopRuntime;
         this.createdAt = clock.instant();
     }
 
@@ -128,7 +153,7 @@ final class BackupCoordinator {
 
     // ------------------------------------------------------------------ selection
 
-    /** Applies new settings; a changed strategy swaps the monitor. */
+    /** Applies new settings; a changed strategy swaps the monitor (on the worker). Never waits. */
     void select(BackupSettings s) {
         synchronized (lock) {
             boolean changed = !s.effectiveStrategy().equals(settings.effectiveStrategy());
@@ -141,29 +166,29 @@ final class BackupCoordinator {
                 LOG.info("backup: strategy {} selected{}", s.effectiveStrategy(),
                         BackupSettings.AUTO.equals(s.strategy()) ? " (auto)" : "");
             }
-            reconcile("strategy " + s.effectiveStrategy() + " selected");
         }
+        requestReconcile("strategy " + s.effectiveStrategy() + " selected");
     }
 
-    /** A monitor service was registered. */
+    /** A monitor service was registered. Never waits. */
     void monitorAdded(BackupMonitor monitor) {
         synchronized (lock) {
             monitors.add(monitor);
-            LOG.info("backup: {} monitor registered", monitor.strategy());
-            reconcile("a " + monitor.strategy() + " monitor was registered");
         }
+        LOG.info("backup: {} monitor registered", monitor.strategy());
+        requestReconcile("a " + monitor.strategy() + " monitor was registered");
     }
 
-    /** A monitor service is going away; if it is the active one it is retired first. */
+    /**
+     * A monitor service is going away. Never waits: if it is the active one, the worker retires it.
+     * Until then its context still accepts confirmations, which is safe: the monitor confirmed them
+     * while it was the active one, and the retirement drops whatever is still pending.
+     */
     void monitorRemoved(BackupMonitor monitor) {
         synchronized (lock) {
             monitors.remove(monitor);
-            Activation a = active;
-            if (a != null && a.monitor == monitor) {
-                retire(a, "its service was unregistered");
-            }
-            reconcile("a " + monitor.strategy() + " monitor was unregistered");
         }
+        requestReconcile("a " + monitor.strategy() + " monitor was unregistered");
     }
 
     /** The change streamer has initialized (restore or initial sync done): monitors may start. */
@@ -173,21 +198,45 @@ final class BackupCoordinator {
                 return;
             }
             streamerReady = true;
-            raiseDelay(Duration.between(createdAt, clock.instant()), "start-up time");
-            reconcile("the change streamer initialized");
+        }
+        raiseDelay(Duration.between(createdAt, clock.instant()), "start-up time");
+        requestReconcile("the change streamer initialized");
+    }
+
+    /** Asks the worker to bring the active monitor in line with the wanted state. */
+    private void requestReconcile(String why) {
+        synchronized (lock) {
+            reconcileWhy = why;
+        }
+        if (reconcileQueued.compareAndSet(false, true)) {
+            try {
+                worker.execute(this::reconcile);
+            } catch (RejectedExecutionException e) {
+                reconcileQueued.set(false);
+                LOG.info("backup: not reconciling ({}): the coordinator is closed", why);
+            }
         }
     }
 
-    private void reconcile(String why) {
-        if (fatal != null) {
-            return; // the pipeline is stopped; nothing may schedule cleanup any more
+    /** Worker only. */
+    private void reconcile() {
+        // Cleared before reading the wanted state: a change made after this read queues another run.
+        reconcileQueued.set(false);
+        String why;
+        String want;
+        BackupMonitor candidate;
+        synchronized (lock) {
+            if (fatal != null) {
+                return; // the pipeline is stopped; nothing may schedule cleanup any more
+            }
+            if (!streamerReady) {
+                unavailableReason = "waiting for the change streamer to initialize";
+                return;
+            }
+            why = reconcileWhy;
+            want = settings.effectiveStrategy();
+            candidate = newest(want);
         }
-        if (!streamerReady) {
-            unavailableReason = "waiting for the change streamer to initialize";
-            return;
-        }
-        String want = settings.effectiveStrategy();
-        BackupMonitor candidate = newest(want);
         Activation a = active;
         if (a != null && a.monitor == candidate) {
             return;
@@ -236,7 +285,7 @@ final class BackupCoordinator {
         return null;
     }
 
-    /** Refuses the activation's scheduling, drops its pending purges, then stops its monitor. */
+    /** Worker only: refuses the activation's scheduling, drops its pending purges, then stops its monitor. */
     private void retire(Activation a, String why) {
         a.retire();
         // status() reads without the lock; until reconcile() settles, it says why nothing is active.
@@ -321,6 +370,11 @@ final class BackupCoordinator {
 
     // ------------------------------------------------------------------ fatal
 
+    /**
+     * Called on the reporting monitor's thread. What must hold at once holds at once: the
+     * coordinator is unhealthy and no activation may schedule any more. Stopping the pipeline,
+     * which waits, runs on the worker.
+     */
     private void fatal(Activation from, Throwable cause) {
         synchronized (lock) {
             if (fatal != null) {
@@ -329,19 +383,42 @@ final class BackupCoordinator {
             fatal = cause;
             unavailableReason = null;
             fatalMonitor = from.monitor;
-            Activation a = active;
-            if (a != null) {
-                a.retire(); // the reporting monitor stops its own schedule; it is stopped for good in close()
-                active = null;
-            }
+        }
+        from.retire();
+        Activation a = active;
+        if (a != null) {
+            a.retire(); // the reporting monitor stops its own schedule; it is stopped for good in close()
         }
         LOG.error("backup: FATAL from the {} monitor (epoch {}): {}; stopping the pipeline: no more acks upstream and"
                 + " no purging", from.monitor.strategy(), from.epoch, cause.getMessage(), cause);
+        String reason = "backup monitor " + from.monitor.strategy() + " reported a fatal condition: "
+                + cause.getMessage();
+        try {
+            worker.execute(() -> stopForFatal(cause, reason));
+        } catch (RejectedExecutionException e) {
+            stopForFatal(cause, reason); // closed already: nothing else runs, so do it here
+        }
+    }
+
+    /** Worker only. */
+    private void stopForFatal(Throwable cause, String reason) {
+        Activation a = active;
+        BackupMonitor reporter;
+        synchronized (lock) {
+            reporter = fatalMonitor;
+        }
+        if (a != null && a.monitor != reporter) {
+            // Started by a reconcile that read the wanted state just before the report.
+            retire(a, "a fatal backup condition stopped the pipeline");
+        } else if (a != null) {
+            a.retire();
+        }
+        active = null;
         target.clearPendingCleanups();
         target.stopForFatal(cause);
         if (exitOnFatal) {
-            LOG.error("backup: exiting with status 1 (exitOnFatal) for the orchestrator to restart this node");
-            exit.accept(1);
+            LOG.error("backup: stopping the runtime (exitOnFatal) for the orchestrator to restart this node");
+            stopRuntime.accept(reason);
         } else {
             LOG.error("backup: exitOnFatal is off: the node stays up, stopped and unhealthy, until restarted");
         }
@@ -435,20 +512,50 @@ final class BackupCoordinator {
                 healthy() ? 1 : 0);
     }
 
-    /** Stops the active monitor (and one that reported a fatal condition) and closes reservations. */
-    void close() {
+    /**
+     * Stops the active monitor (and one that reported a fatal condition) and closes reservations,
+     * on the worker after the work queued before it; waits for that at most {@code timeout}.
+     */
+    void close(Duration timeout) throws InterruptedException {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Runnable task = () -> {
+            try {
+                closeNow();
+                done.complete(null);
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        };
+        try {
+            worker.execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+        try {
+            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            LOG.warn("backup: closing the coordinator failed: {}", e.getCause().toString(), e.getCause());
+        } catch (TimeoutException e) {
+            LOG.warn("backup: the coordinator did not close within {} ms (a monitor's stop or a purge is still"
+                    + " running); going on", timeout.toMillis());
+        }
+    }
+
+    private void closeNow() {
+        Activation a = active;
+        if (a != null) {
+            retire(a, "the change streamer is stopping");
+        }
+        BackupMonitor f;
         synchronized (lock) {
-            Activation a = active;
-            if (a != null) {
-                retire(a, "the change streamer is stopping");
-            }
-            if (fatalMonitor != null) {
-                fatalMonitor.stop();
-                fatalMonitor = null;
-            }
-            for (String task : reservations.taskIDs()) {
-                reservations.end(task, clock.instant());
-            }
+            f = fatalMonitor;
+            fatalMonitor = null;
+        }
+        if (f != null) {
+            f.stop();
+        }
+        for (String task : reservations.taskIDs()) {
+            reservations.end(task, clock.instant());
         }
     }
 

@@ -11,7 +11,7 @@ import org.zrm.backup.BackupMonitor;
  * @param strategy {@code auto}, {@code replica}, {@code litestream3} or {@code vfs}
  * @param backupURL the backup location, for the {@code auto} rule; empty when none
  * @param backupUsingV5 whether the backup is made by litestream v0.5, for the {@code auto} rule
- * @param exitOnFatal whether a fatal backup condition (a wedged backup) exits the JVM
+ * @param exitOnFatal whether a fatal backup condition (a wedged backup) stops the runtime
  * @param minCleanupDelay the floor of the cleanup delay (upstream 30 s)
  */
 record BackupSettings(String strategy, String backupURL, boolean backupUsingV5, boolean exitOnFatal,

@@ -67,6 +67,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final StreamerMetrics metrics;
     private final BackupCoordinator backup;
     private final ThreadPoolExecutor statusSender;
+    private final ThreadPoolExecutor coordinatorThread;
 
     /**
      * @throws IllegalArgumentException if a configuration value is invalid (the message names the
@@ -94,8 +95,16 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             return t;
         });
         statusSender.allowCoreThreadTimeOut(true);
+        // The coordinator's own thread: swaps, monitor starts and stops, and the fatal stop wait
+        // there instead of in ConfigAdmin's or DS's callback threads. Bound: requests coalesce, so
+        // at most one reconcile, one fatal stop and the close are ever queued.
+        this.coordinatorThread = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(8), r -> {
+            Thread t = new Thread(r, "zrm-backup-coordinator");
+            t.setDaemon(true);
+            return t;
+        });
         this.backup = new BackupCoordinator(service, reservations, Clock.systemUTC(), statusSender,
-                ChangeStreamerComponent::exitJvm);
+                coordinatorThread, new FrameworkStop(context));
         service.initialized().thenRun(backup::streamerInitialized);
         LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
                 config.app_id(), config.shard_num(), sourceType, settings.ownerAddress(), settings.autoReset());
@@ -196,7 +205,8 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Deactivate
     void deactivate() throws InterruptedException {
-        backup.close();
+        backup.close(Duration.ofSeconds(30));
+        coordinatorThread.shutdown();
         service.stop(Duration.ofSeconds(30));
         statusSender.shutdownNow();
     }
@@ -204,15 +214,6 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     @Override
     public BackupCoordinator coordinator() {
         return backup;
-    }
-
-    /**
-     * Exits on a thread of its own: {@code System.exit} runs the runtime's shutdown hook, which
-     * stops the framework and waits for components, including the monitor thread that reported.
-     */
-    private static void exitJvm(int status) {
-        Thread t = new Thread(() -> System.exit(status), "zrm-backup-fatal-exit");
-        t.start();
     }
 
     @Override

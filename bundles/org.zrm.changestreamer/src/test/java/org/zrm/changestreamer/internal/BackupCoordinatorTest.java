@@ -31,9 +31,11 @@ class BackupCoordinatorTest {
     private final ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final Target target = new Target();
     private final Reservations reservations = new Reservations();
-    private final List<Integer> exits = new ArrayList<>();
+    private final List<String> runtimeStops = new ArrayList<>();
+    // A direct worker: every request is carried out before the call returns, which keeps these
+    // rule tests sequential; CoordinatorThreadTest runs a real coordinator thread.
     private final BackupCoordinator coordinator =
-            new BackupCoordinator(target, reservations, clock, Runnable::run, exits::add);
+            new BackupCoordinator(target, reservations, clock, Runnable::run, Runnable::run, runtimeStops::add);
 
     private static BackupSettings strategy(String s) {
         return BackupSettings.defaults().withStrategy(s);
@@ -307,7 +309,8 @@ class BackupCoordinatorTest {
         l3.context.reportFatal(wedged);
         assertSame(wedged, target.fatal);
         assertFalse(coordinator.healthy());
-        assertEquals(List.of(1), exits);
+        assertEquals(List.of("backup monitor litestream3 reported a fatal condition: backup at s3://b/p is wedged"),
+                runtimeStops, "the runtime is stopped with the reason (never System.exit)");
         assertFalse(l3.context.scheduleCleanup("10"), "nothing is purged after a fatal report");
         assertEquals("fatal: backup at s3://b/p is wedged", coordinator.status().get("purgeBlockedReason"));
         coordinator.select(strategy("vfs"));
@@ -321,7 +324,7 @@ class BackupCoordinatorTest {
         coordinator.monitorAdded(l3);
         coordinator.select(new BackupSettings("litestream3", "", false, false, Duration.ofSeconds(30)));
         l3.context.reportFatal(new IllegalStateException("wedged"));
-        assertEquals(List.of(), exits);
+        assertEquals(List.of(), runtimeStops);
         assertFalse(coordinator.healthy());
         assertTrue(target.fatal != null);
     }
@@ -351,7 +354,7 @@ class BackupCoordinatorTest {
 
     // ------------------------------------------------------------------ doubles
 
-    private static final class Target implements BackupCoordinator.CleanupTarget {
+    static final class Target implements BackupCoordinator.CleanupTarget {
         final List<String> scheduled = new CopyOnWriteArrayList<>();
         int clears;
         Throwable fatal;
@@ -381,7 +384,7 @@ class BackupCoordinatorTest {
         }
     }
 
-    private static final class FakeMonitor implements BackupMonitor {
+    static final class FakeMonitor implements BackupMonitor {
         private final String strategy;
         private final String url;
         BackupMonitorContext context;

@@ -5,6 +5,7 @@ import java.time.Duration;
 import org.osgi.framework.BundleContext;
 import org.zrm.backup.vfs.internal.reader.ReplicaUrl;
 import org.zrm.backup.vfs.internal.watermark.WatermarkSource;
+import org.zrm.config.CommandLine;
 
 /**
  * Turns the monitor's configuration into reader-child sources: the child's environment, its

@@ -1,9 +1,13 @@
-package org.zrm.backup.vfs.internal.process;
+package org.zrm.config;
 
 import java.util.ArrayList;
 import java.util.List;
 
-/** Splits a configured command line into words, like a shell does for the simple cases. */
+/**
+ * Splits a configured command line (a {@code ZRM_JAVA_OPTS} value, a configured reader command)
+ * into words, as a shell does for the simple cases. One algorithm for every such value, so that
+ * quoting means the same wherever ZRM reads a command line.
+ */
 public final class CommandLine {
 
     private CommandLine() {
@@ -11,12 +15,17 @@ public final class CommandLine {
 
     /**
      * Splits on whitespace; single or double quotes group words ({@code sh -c 'a b'} gives three
-     * words), without escapes or variable expansion.
+     * words), without escapes or variable expansion. {@code null} or blank text gives no words.
      *
+     * @param text the command line
+     * @return the words, in order
      * @throws IllegalArgumentException on an unterminated quote
      */
     public static List<String> split(String text) {
         List<String> words = new ArrayList<>();
+        if (text == null) {
+            return words;
+        }
         StringBuilder word = new StringBuilder();
         boolean inWord = false;
         char quote = 0;

@@ -1,4 +1,4 @@
-package org.zrm.backup.vfs.internal.process;
+package org.zrm.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,6 +15,7 @@ class CommandLineTest {
         assertEquals(List.of("java", "-Dx=a b", "-cp", "a:b", "Main", ""),
                 CommandLine.split("java -Dx=\"a b\" -cp a:b Main ''"));
         assertEquals(List.of(), CommandLine.split("   "));
+        assertEquals(List.of(), CommandLine.split(null));
     }
 
     @Test
