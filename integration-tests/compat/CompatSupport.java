@@ -144,7 +144,12 @@ abstract class CompatSupport {
      * "applied", so bounded retry is the only option.
      */
     static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
+        awaitTrue(condition, what, WAIT);
+    }
+
+    /** {@link #awaitTrue(BooleanSupplier, String)} with its own deadline. */
+    static void awaitTrue(BooleanSupplier condition, String what, Duration wait) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
         long sleep = 50;
         while (true) {
             RuntimeException last = null;
@@ -156,7 +161,7 @@ abstract class CompatSupport {
                 last = e;
             }
             if (System.nanoTime() > deadline) {
-                throw new CheckFailed("timed out after " + WAIT.toSeconds() + " s waiting for " + what
+                throw new CheckFailed("timed out after " + wait.toSeconds() + " s waiting for " + what
                         + (last == null ? "" : " (last error: " + last + ")"));
             }
             Thread.sleep(sleep);
