@@ -695,6 +695,16 @@ abstract class CompatSupport {
         private WebSocket ws;
         private volatile String closed;
         private int received;
+        /**
+         * The acks sent so far: java.net.http allows one outstanding send, a second one fails its
+         * future, and zero-cache ends the stream on the next ack when one is missing.
+         */
+        private CompletableFuture<WebSocket> sends;
+
+        private void ack(long id) {
+            String text = "{\"ack\":" + id + "}";
+            sends = sends == null ? ws.sendText(text, true) : sends.thenCompose(w -> w.sendText(text, true));
+        }
 
         int received() {
             return received;
@@ -726,7 +736,7 @@ abstract class CompatSupport {
                 }
                 Frame f = codec.decodeFrame(frame);
                 received++;
-                ws.sendText("{\"ack\":" + f.id() + "}", true);
+                ack(f.id());
                 String msg = f.msg();
                 if (msg.startsWith("[\"begin\"")) {
                     txn.clear();
@@ -756,7 +766,7 @@ abstract class CompatSupport {
                 }
                 Frame f = codec.decodeFrame(frame);
                 received++;
-                ws.sendText("{\"ack\":" + f.id() + "}", true);
+                ack(f.id());
                 String msg = f.msg();
                 if (msg.startsWith("[\"begin\"") || msg.startsWith("[\"data\"") || msg.startsWith("[\"commit\"")) {
                     out.add(msg);

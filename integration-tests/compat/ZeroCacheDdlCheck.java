@@ -365,18 +365,23 @@ public final class ZeroCacheDdlCheck extends CompatSupport {
 
     /** Waits until both shards' change logs hold the insert of items row {@code id}; its watermark. */
     private String awaitInsertStored(long id) throws Exception {
-        String sql = "WHERE change->>'tag' = 'insert' AND change->'relation'->>'name' = 'items'"
-                + " AND change->'new'->>'id' = '" + id + "'";
+        String sql = "change::json->>'tag' = 'insert' AND change::json->'relation'->>'name' = 'items'"
+                + " AND change::json->'new'->>'id' = '" + id + "'";
         String[] w = new String[2];
-        awaitTrue(() -> query(() -> {
-            for (int shard = 0; shard <= 1; shard++) {
-                w[shard] = scalar(DB, "SELECT watermark FROM " + cdc(shard) + ".\"changeLog\" " + sql);
-                if (w[shard] == null || lastWatermark(shard).compareTo(w[shard]) < 0) {
-                    return false;
+        try {
+            awaitTrue(() -> query(() -> {
+                for (int shard = 0; shard <= 1; shard++) {
+                    w[shard] = scalar(DB, "SELECT watermark FROM compat_audit.change_log WHERE shard = " + shard
+                            + " AND " + sql);
+                    if (w[shard] == null || lastWatermark(shard).compareTo(w[shard]) < 0) {
+                        return false;
+                    }
                 }
-            }
-            return true;
-        }), "both change logs to store the insert of items " + id + " (shard 0 at " + w[0] + ", shard 1 at " + w[1] + ")");
+                return true;
+            }), "both change logs to store the insert of items " + id);
+        } catch (CheckFailed e) {
+            throw new CheckFailed(e.getMessage() + "; stored in shard 0 at " + w[0] + ", in shard 1 at " + w[1]);
+        }
         expect(w[0].equals(w[1]), "the insert of items " + id + " is at " + w[0] + " in shard 0 and " + w[1]
                 + " in shard 1");
         return w[0];
