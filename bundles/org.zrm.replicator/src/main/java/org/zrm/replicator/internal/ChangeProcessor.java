@@ -28,6 +28,7 @@ import org.zrm.protocol.Update;
 import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.replica.LiteNames;
 import org.zrm.replica.LiteValues;
+import org.zrm.replica.ReplicaMetadataStore;
 
 /**
  * Applies change-stream transactions to the replica in backup mode (upstream
@@ -47,7 +48,7 @@ final class ChangeProcessor implements AutoCloseable {
 
     private final Connection db;
     private final ChangeLogWriter changeLog;
-    private final ReplicaMetadata metadata;
+    private final ReplicaMetadataStore metadata;
     private final SchemaChangeApplier schema;
     private final ProtocolCodec codec;
     private final StatementCache statements;
@@ -65,8 +66,8 @@ final class ChangeProcessor implements AutoCloseable {
         this.codec = codec;
         this.statements = new StatementCache(db);
         this.changeLog = new ChangeLogWriter(db, codec);
-        this.metadata = new ReplicaMetadata(db);
-        this.schema = new SchemaChangeApplier(this, db, metadata, codec);
+        this.metadata = new ReplicaMetadataStore(db);
+        this.schema = new SchemaChangeApplier(this, db, metadata);
         this.tableSpecs = ReplicaSchema.listTables(db);
     }
 
@@ -153,7 +154,7 @@ final class ChangeProcessor implements AutoCloseable {
             throw new ChangeProcessingException("'commit' version " + watermark + " does not match 'begin' version "
                     + version);
         }
-        ReplicaFile.updateWatermark(db, watermark);
+        metadata.updateWatermark(watermark);
         try (Statement st = db.createStatement()) {
             if (schemaChanged) {
                 st.execute("PRAGMA optimize");

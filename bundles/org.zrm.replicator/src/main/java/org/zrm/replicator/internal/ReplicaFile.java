@@ -3,7 +3,6 @@ package org.zrm.replicator.internal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -16,7 +15,9 @@ import org.zrm.replica.ReplicaStateReader;
 
 /**
  * The SQLite replica file: opening connections, recognising a completed initial sync, preparing
- * the writer connection (WAL) and reading/writing {@code _zero.replicationState}.
+ * the writer connection (WAL). The watermark is written by
+ * {@link org.zrm.replica.ReplicaMetadataStore#updateWatermark}, the state read by
+ * {@link ReplicaStateReader}.
  */
 final class ReplicaFile {
 
@@ -156,16 +157,5 @@ final class ReplicaFile {
      */
     Object fileKey() throws java.io.IOException {
         return Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-    }
-
-    /** Advances the watermark; must run inside the transaction that applied the data. */
-    static void updateWatermark(Connection c, String watermark) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE \"_zero.replicationState\" SET stateVersion=?, writeTimeMs=unixepoch('subsec') * 1000")) {
-            ps.setString(1, watermark);
-            if (ps.executeUpdate() != 1) {
-                throw new SQLException("_zero.replicationState has no row to update");
-            }
-        }
     }
 }

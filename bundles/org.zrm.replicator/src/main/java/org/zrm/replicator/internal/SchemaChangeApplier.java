@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,23 +20,24 @@ import org.zrm.protocol.DropIndex;
 import org.zrm.protocol.DropTable;
 import org.zrm.protocol.Identifier;
 import org.zrm.protocol.IndexSpec;
-import org.zrm.protocol.Passthrough;
 import org.zrm.protocol.RenameTable;
 import org.zrm.protocol.SchemaChange;
-import org.zrm.protocol.TableMetadata;
 import org.zrm.protocol.UpdateColumn;
 import org.zrm.protocol.UpdateTableMetadata;
-import org.zrm.protocol.json.ProtocolCodec;
-import org.zrm.replica.LiteDefaults;
 import org.zrm.replica.LiteNames;
 import org.zrm.replica.LiteTypes;
+import org.zrm.replica.ReplicaLayout;
+import org.zrm.replica.ReplicaMetadataStore;
 import org.zrm.replica.UnsupportedColumnDefaultException;
 
 /**
- * Applies schema changes to the replica (the DDL half of upstream's {@code ChangeProcessor}):
- * tables are created as the initial sync creates them (lite type strings, {@code _0_version}
- * last, no NOT NULL, no PRIMARY KEY, no defaults), and the {@code _zero.tableMetadata} and
- * {@code _zero.column_metadata} rows follow every change in the same transaction.
+ * Applies schema changes to the replica (the DDL half of upstream's {@code ChangeProcessor}).
+ * Tables, indexes and added columns are created by {@link ReplicaLayout}, the same statements the
+ * initial sync uses, so a replica that followed a migration has the layout an initial sync of the
+ * new schema would give it (apart from what SQLite itself rewrites; see
+ * {@code SchemaChangePropertyTest}). The {@code _zero.tableMetadata} and
+ * {@code _zero.column_metadata} rows ({@link ReplicaMetadataStore}) follow every change in the
+ * same transaction as the DDL and the data around it.
  */
 final class SchemaChangeApplier {
 
@@ -45,14 +45,12 @@ final class SchemaChangeApplier {
 
     private final ChangeProcessor tx;
     private final Connection db;
-    private final ReplicaMetadata metadata;
-    private final ProtocolCodec codec;
+    private final ReplicaMetadataStore metadata;
 
-    SchemaChangeApplier(ChangeProcessor tx, Connection db, ReplicaMetadata metadata, ProtocolCodec codec) {
+    SchemaChangeApplier(ChangeProcessor tx, Connection db, ReplicaMetadataStore metadata) {
         this.tx = tx;
         this.db = db;
         this.metadata = metadata;
-        this.codec = codec;
     }
 
     void apply(SchemaChange change) throws SQLException, ChangeProcessingException {
@@ -73,7 +71,7 @@ final class SchemaChangeApplier {
         } else if (change instanceof DropIndex d) {
             exec("DROP INDEX IF EXISTS " + LiteNames.quote(LiteNames.tableName(d.id().schema(), d.id().name())));
         } else if (change instanceof UpdateTableMetadata u) {
-            metadata.setUpstreamMetadata(u.table().schema(), u.table().name(), json(u.newMetadata()));
+            metadata.setUpstreamMetadata(u.table().schema(), u.table().name(), u.newMetadata());
         } else if (change instanceof BackfillCompleted b) {
             backfillCompleted(b);
         } else {
@@ -82,24 +80,13 @@ final class SchemaChangeApplier {
         LOG.info("replicator: applied {} at {}", change.tag(), tx.version());
     }
 
-    private void createTable(CreateTable create) throws SQLException, ChangeProcessingException {
+    private void createTable(CreateTable create) throws SQLException {
         if (create.metadata() != null) {
-            metadata.setUpstreamMetadata(create.spec().schema(), create.spec().name(), json(create.metadata()));
+            metadata.setUpstreamMetadata(create.spec().schema(), create.spec().name(), create.metadata());
         }
-        String table = LiteNames.tableName(create.spec().schema(), create.spec().name());
-        List<Map.Entry<String, ColumnSpec>> cols = new ArrayList<>(create.spec().columns().entrySet());
-        cols.sort(Comparator.comparingLong(e -> e.getValue().pos()));
-        List<String> defs = new ArrayList<>();
-        for (Map.Entry<String, ColumnSpec> e : cols) {
-            defs.add(LiteNames.quote(e.getKey()) + " " + LiteNames.quote(LiteTypes.forColumn(e.getValue())));
-        }
-        defs.add(LiteNames.quote(LiteNames.ZERO_VERSION_COLUMN) + " " + LiteNames.quote("text"));
-        exec("CREATE TABLE " + LiteNames.quote(table) + " (\n" + String.join(",\n", defs) + "\n);");
         Map<String, BackfillId> backfill = create.backfill() == null ? Map.of() : create.backfill();
-        for (Map.Entry<String, ColumnSpec> e : create.spec().columns().entrySet()) {
-            BackfillId id = backfill.get(e.getKey());
-            metadata.insertColumn(table, e.getKey(), e.getValue(), id == null ? null : codec.encodeValue(id.value()));
-        }
+        // No _0_version default, unlike the initial sync's tables (see ReplicaLayout.createTableStatement).
+        ReplicaLayout.createTable(db, metadata, create.spec(), null, backfill);
         if (backfill.size() == create.spec().columns().size()) {
             tx.reloadTableSpecs(); // invisible until the backfill completes, which bumps versions then
         } else {
@@ -120,15 +107,13 @@ final class SchemaChangeApplier {
 
     private void addColumn(AddColumn add) throws SQLException, ChangeProcessingException {
         if (add.tableMetadata() != null) {
-            metadata.setUpstreamMetadata(add.table().schema(), add.table().name(), json(add.tableMetadata()));
+            metadata.setUpstreamMetadata(add.table().schema(), add.table().name(), add.tableMetadata());
         }
         String table = LiteNames.tableName(add.table().schema(), add.table().name());
         String name = add.column().name();
         ColumnSpec spec = add.column().spec();
-        String dflt = liteDefault(table, name, spec.dflt().value());
-        exec("ALTER TABLE " + LiteNames.quote(table) + " ADD " + LiteNames.quote(name) + " " + LiteNames.quote(LiteTypes.forColumn(spec))
-                + (dflt == null ? "" : " DEFAULT " + dflt));
-        metadata.insertColumn(table, name, spec, add.backfill() == null ? null : codec.encodeValue(add.backfill().value()));
+        exec(addColumnStatement(table, name, spec));
+        metadata.insertColumn(table, name, spec, add.backfill());
         if (add.backfill() != null) {
             tx.reloadTableSpecs(); // becomes visible when the backfill completes
         } else {
@@ -167,8 +152,14 @@ final class SchemaChangeApplier {
             exec("UPDATE " + LiteNames.quote(table) + " SET " + LiteNames.quote(tmp) + " = " + LiteNames.quote(oldName));
             exec("ALTER TABLE " + LiteNames.quote(table) + " DROP " + LiteNames.quote(oldName));
             for (LiteIndexSpec idx : indexes) {
-                Map<String, String> cols = new LinkedHashMap<>();
-                idx.columns().forEach((c, dir) -> cols.put(c.equals(oldName) ? tmp : c, dir));
+                // QUIRK reproduced: upstream re-keys the index's column map by adding the tmp column
+                // and deleting the old one, so the changed column moves to the end of a multi-column
+                // index, e.g. (n ASC, id DESC) comes back as (id DESC, n ASC). zero-cache's replica
+                // ends up so after the same migration, and ZRM's must equal it (the index's key set
+                // and uniqueness are unchanged; only the column order differs from a fresh sync).
+                Map<String, String> cols = new LinkedHashMap<>(idx.columns());
+                String dir = cols.remove(oldName);
+                cols.put(tmp, dir);
                 exec(new LiteIndexSpec(idx.name(), idx.tableName(), idx.unique(), cols).createStatement());
             }
             current = tmp;
@@ -197,12 +188,8 @@ final class SchemaChangeApplier {
 
     private void createIndex(CreateIndex create) throws SQLException, ChangeProcessingException {
         IndexSpec spec = create.spec();
-        Map<String, String> cols = new LinkedHashMap<>();
-        spec.columns().forEach((c, dir) -> cols.put(c, dir.wire()));
-        LiteIndexSpec index = new LiteIndexSpec(LiteNames.tableName(spec.schema(), spec.name()),
-                LiteNames.tableName(spec.schema(), spec.tableName()), spec.unique(), cols);
-        exec(index.createStatement());
-        LiteTableSpec table = tx.tableSpec(index.tableName());
+        exec(ReplicaLayout.createIndexStatement(spec));
+        LiteTableSpec table = tx.tableSpec(LiteNames.tableName(spec.schema(), spec.tableName()));
         if (table.allColumnsBackfilling()) {
             tx.reloadTableSpecs(); // the table is not visible yet, so nothing to reset
         } else {
@@ -223,27 +210,16 @@ final class SchemaChangeApplier {
     }
 
     /**
-     * The SQLite default of an added column ({@link LiteDefaults}); a default SQLite cannot
-     * reproduce fails the transaction, since upstream sends such columns with a backfill instead.
+     * The {@code ALTER TABLE … ADD} of an added column ({@link ReplicaLayout#addColumnStatement}); a
+     * default SQLite cannot reproduce fails the transaction, since the change source sends such
+     * columns without a default and backfills them instead.
      */
-    static String liteDefault(String table, String column, String expression) throws ChangeProcessingException {
+    static String addColumnStatement(String table, String column, ColumnSpec spec) throws ChangeProcessingException {
         try {
-            return LiteDefaults.mapPostgresToLiteDefault(table, column, expression);
+            return ReplicaLayout.addColumnStatement(table, column, spec);
         } catch (UnsupportedColumnDefaultException e) {
             throw new ChangeProcessingException(e.getMessage(), e);
         }
-    }
-
-    /**
-     * The JSON text upstream stores for table metadata ({@code JSON.stringify} of the received
-     * object). The codec only writes whole changes, so the metadata is written inside a change and
-     * read back out, which keeps the member order and bigints exactly as received.
-     */
-    private String json(TableMetadata md) {
-        Identifier any = new Identifier("s", "t");
-        String change = codec.encodeChange(new UpdateTableMetadata(any, md, md, Passthrough.NONE));
-        Object decoded = codec.decodeValue(change);
-        return codec.encodeValue(((Map<?, ?>) decoded).get("new"));
     }
 
     private void exec(String sql) throws SQLException {

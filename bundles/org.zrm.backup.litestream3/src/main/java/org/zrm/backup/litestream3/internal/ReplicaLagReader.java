@@ -2,14 +2,15 @@ package org.zrm.backup.litestream3.internal;
 
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.OptionalLong;
 import java.util.Properties;
+import org.zrm.replica.ReplicaStateReader;
 
 /**
- * Reads {@code writeTimeMs} from the replica's {@code _zero.replicationState}, for the backup-lag
+ * Reads {@code writeTimeMs} from the replica's {@code _zero.replicationState}
+ * ({@link ReplicaStateReader#replicationState}), for the backup-lag
  * gauge. Opens the file read-only and never creates it: the backup-mode replicator is its only
  * writer, and a missing file must stay missing.
  */
@@ -33,13 +34,9 @@ final class ReplicaLagReader {
         try (Connection c = open(); Statement st = c.createStatement()) {
             // The writer uses WAL, so readers wait only on rare recovery locks; bounded anyway.
             st.execute("PRAGMA busy_timeout = 5000");
-            try (ResultSet rs = st.executeQuery("SELECT writeTimeMs FROM \"_zero.replicationState\"")) {
-                if (!rs.next()) {
-                    throw new SQLException("no row in _zero.replicationState of " + replicaFile);
-                }
-                long v = rs.getLong(1);
-                return rs.wasNull() ? OptionalLong.empty() : OptionalLong.of(v);
-            }
+            return ReplicaStateReader.replicationState(c)
+                    .orElseThrow(() -> new SQLException("no row in _zero.replicationState of " + replicaFile))
+                    .writeTimeMs();
         }
     }
 

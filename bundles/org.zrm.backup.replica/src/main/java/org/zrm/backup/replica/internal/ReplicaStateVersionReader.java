@@ -6,15 +6,16 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import org.sqlite.JDBC;
 import org.sqlite.SQLiteConfig;
+import org.zrm.replica.ReplicaStateReader;
+import org.zrm.replica.ReplicationStateRow;
 import org.zrm.watermark.StateVersion;
 
 /**
- * Reads {@code stateVersion} from the replica file's {@code _zero.replicationState}, with a fresh
+ * Reads {@code stateVersion} from the replica file's {@code _zero.replicationState}
+ * ({@link ReplicaStateReader#replicationState}), with a fresh
  * read-only connection per call (upstream opens a new {@code Database} per check too, which also
  * follows a replica file that a re-sync renamed into place).
  *
@@ -32,8 +33,6 @@ import org.zrm.watermark.StateVersion;
  * yield the replaced file's older watermark, which purges less, or an error, which is logged.
  */
 final class ReplicaStateVersionReader {
-
-    static final String QUERY = "SELECT stateVersion, typeof(stateVersion) FROM \"_zero.replicationState\"";
 
     /**
      * How long a read waits for a lock. In WAL mode readers never wait for the writer; only WAL
@@ -66,14 +65,10 @@ final class ReplicaStateVersionReader {
         if (!Files.exists(file)) {
             throw new NoSuchFileException(file.toString());
         }
-        String value;
-        String type;
-        try (Connection c = open(); PreparedStatement ps = c.prepareStatement(QUERY); ResultSet rs = ps.executeQuery()) {
-            if (!rs.next()) {
-                throw new ReplicaReadException("_zero.replicationState in " + file + " has no row");
-            }
-            value = rs.getString(1);
-            type = rs.getString(2);
+        ReplicationStateRow row;
+        try (Connection c = open()) {
+            row = ReplicaStateReader.replicationState(c).orElseThrow(
+                    () -> new ReplicaReadException("_zero.replicationState in " + file + " has no row"));
         } catch (SQLException e) {
             if (!Files.exists(file)) {
                 throw new NoSuchFileException(file.toString()); // removed between the check and the open
@@ -85,9 +80,10 @@ final class ReplicaStateVersionReader {
         // deletes everything below: a stray text such as "zzz" would purge nearly the whole change
         // log. Upstream only checks that it is a string; the port also requires a parseable
         // state version and schedules nothing otherwise.
-        if (!"text".equals(type)) {
-            throw new ReplicaReadException("_zero.replicationState.stateVersion in " + file + " is " + type
-                    + ", not text");
+        String value = row.stateVersion();
+        if (!"text".equals(row.stateVersionStorageClass())) {
+            throw new ReplicaReadException("_zero.replicationState.stateVersion in " + file + " is "
+                    + row.stateVersionStorageClass() + ", not text");
         }
         try {
             StateVersion.parse(value);

@@ -6,9 +6,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,12 +27,17 @@ import org.zrm.changesource.pg.internal.replication.CatalogColumnParsers;
 import org.zrm.changesource.pg.internal.replication.ColumnParsers;
 import org.zrm.changesource.pg.internal.replication.PgErrors;
 import org.zrm.changesource.pg.internal.replication.ReplicationStream;
+import org.zrm.changesource.pg.internal.setup.PublicationInfo;
+import org.zrm.changesource.pg.internal.setup.PublishedSchema;
 import org.zrm.changesource.pg.internal.setup.ShardId;
+import org.zrm.changesource.pg.internal.setup.ShardSchema;
 import org.zrm.changesource.pg.internal.setup.ShardSql;
 import org.zrm.changesource.pg.internal.stream.ChangeMaker;
+import org.zrm.changesource.pg.internal.stream.DegradedModeRelationHandler;
 import org.zrm.changesource.pg.internal.stream.LagReporter;
 import org.zrm.changesource.pg.internal.stream.PassThroughDdlHandler;
 import org.zrm.changesource.pg.internal.stream.PgChangeStream;
+import org.zrm.changesource.pg.internal.stream.RelationHandler;
 import org.zrm.changesource.pg.internal.sync.ReplicationSlots;
 import org.zrm.changesource.pg.internal.sync.SlotCleanup;
 import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
@@ -164,18 +169,53 @@ public final class PgChangeSource implements ChangeSource {
                     backfillRequests.size());
         }
         String slot;
-        List<String> publications;
+        ShardSchema.InternalShardConfig config;
+        RelationHandler relations;
         try (Connection c = db.open(CONTROL_APP_NAME)) {
             String[] replica = replicaAtVersion(c, s.replicaVersion());
             slot = replica[1];
             checkSlot(c, slot);
             takeOver(c, slot, replica[0]);
-            publications = shardPublications(c);
+            // Read per stream, as upstream does: a later setup run may have installed the triggers.
+            config = shardConfig(c);
+            relations = relationHandler(config, replica[3]);
             scheduleCleanup(Long.parseLong(replica[2]), Duration.ZERO);
         } catch (SQLException e) {
             throw PgErrors.translate("preparing the replication stream of " + shard.schema(), e);
         }
-        return openStream(slot, publications, afterWatermark);
+        return openStream(slot, config.publications(), afterWatermark, relations);
+    }
+
+    /**
+     * With event triggers, schema changes arrive as DDL messages and Relation messages need no
+     * check; without them (degraded mode) each Relation message is compared with the schema the
+     * replica was synced with, read from its {@code replicas} row.
+     */
+    private RelationHandler relationHandler(ShardSchema.InternalShardConfig config, String initialSchemaJson)
+            throws AutoResetException {
+        if (config.ddlDetection()) {
+            return RelationHandler.IGNORE;
+        }
+        PublishedSchema initial = null;
+        if (initialSchemaJson != null) {
+            try {
+                @SuppressWarnings("unchecked")
+                Map<String, Object> raw = (Map<String, Object>) codec.decodeValue(initialSchemaJson);
+                initial = PublishedSchema.parse(raw);
+            } catch (RuntimeException e) {
+                // Without it no schema change could be detected; a re-sync records a new one.
+                throw new AutoResetException("the initialSchema of the replica of shard " + shard.schema()
+                        + " cannot be read (" + e + "); the replica must be re-synced", e);
+            }
+        }
+        List<String> publications = config.publications();
+        LOG.info("shard {} has no event triggers (ddlDetection = false): each Relation message is checked against"
+                + " the initial schema, and a schema change halts replication", shard.schema());
+        return new DegradedModeRelationHandler(initial, () -> {
+            try (Connection c = db.open(CONTROL_APP_NAME)) {
+                return PublicationInfo.read(c, publications).schema();
+            }
+        });
     }
 
     /**
@@ -189,6 +229,15 @@ public final class PgChangeSource implements ChangeSource {
      */
     public PgChangeStream openStream(String slot, List<String> publications, String afterWatermark)
             throws ChangeSourceException, InterruptedException {
+        return openStream(slot, publications, afterWatermark, RelationHandler.IGNORE);
+    }
+
+    /**
+     * {@link #openStream(String, List, String)} with the given handling of Relation messages
+     * ({@link RelationHandler#IGNORE} for shards with event triggers).
+     */
+    public PgChangeStream openStream(String slot, List<String> publications, String afterWatermark,
+            RelationHandler relations) throws ChangeSourceException, InterruptedException {
         checkNotStopped();
         long startLsn = Watermarks.restartLsn(afterWatermark).asLong();
         ColumnParsers parsers;
@@ -197,7 +246,8 @@ public final class PgChangeSource implements ChangeSource {
         } catch (SQLException e) {
             throw PgErrors.translate("reading pg_type for slot " + slot, e);
         }
-        ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(), new PassThroughDdlHandler(codec));
+        ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(), new PassThroughDdlHandler(codec),
+                relations);
         AtomicReference<ReplicationStream> running = new AtomicReference<>();
         PgChangeStream stream = new PgChangeStream(slot, maker, lagReporter, settings.bufferMessages(),
                 settings.bufferBytes(), failure -> classifyStreamFailure(slot, running.get(), failure));
@@ -258,16 +308,16 @@ public final class PgChangeSource implements ChangeSource {
         }, delay.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** @return {id, slot, rank} of the newest replica row at {@code replicaVersion} */
+    /** @return {id, slot, rank, initialSchema} of the newest replica row at {@code replicaVersion} */
     private String[] replicaAtVersion(Connection c, String replicaVersion) throws SQLException, AutoResetException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank FROM " + ShardSql.quoteId(shard.schema())
-                + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT id, slot, rank, \"initialSchema\" FROM "
+                + ShardSql.quoteId(shard.schema()) + ".replicas WHERE version = ? AND \"initialSyncContext\" IS NOT NULL ORDER BY rank DESC LIMIT 1")) {
             ps.setString(1, replicaVersion);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new AutoResetException("No replication slot for replica at version " + replicaVersion);
                 }
-                return new String[] {rs.getString(1), rs.getString(2), Long.toString(rs.getLong(3))};
+                return new String[] {rs.getString(1), rs.getString(2), Long.toString(rs.getLong(3)), rs.getString(4)};
             }
         }
     }
@@ -313,13 +363,14 @@ public final class PgChangeSource implements ChangeSource {
         }
     }
 
-    private List<String> shardPublications(Connection c) throws SQLException, ChangeSourceException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-                "SELECT publications FROM " + ShardSql.quoteId(shard.schema()) + ".\"shardConfig\"")) {
+    private ShardSchema.InternalShardConfig shardConfig(Connection c) throws SQLException, ChangeSourceException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT publications, \"ddlDetection\""
+                + " FROM " + ShardSql.quoteId(shard.schema()) + ".\"shardConfig\"")) {
             if (!rs.next()) {
                 throw new AutoResetException("upstream shard " + shard.schema() + " has no shardConfig row");
             }
-            return new ArrayList<>(Arrays.asList((String[]) rs.getArray(1).getArray()));
+            return new ShardSchema.InternalShardConfig(List.copyOf(Arrays.asList((String[]) rs.getArray(1).getArray())),
+                    rs.getBoolean(2));
         }
     }
 

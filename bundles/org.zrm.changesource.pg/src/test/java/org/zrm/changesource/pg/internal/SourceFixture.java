@@ -72,7 +72,9 @@ final class SourceFixture {
     /**
      * The parts of the shard schema that {@code startStream} reads ({@code replicas},
      * {@code shardConfig}), with one replica row for {@code slot}; the full setup belongs to the
-     * setup package and is tested there.
+     * setup package and is tested there. The shard is one with event triggers
+     * ({@code ddlDetection = true}); degraded mode needs a real {@code initialSchema} and is set up
+     * by {@link SyncedShard}.
      */
     static void createShardTables(Connection c, String slot, String replicaVersion, List<String> publications)
             throws SQLException {
@@ -87,7 +89,7 @@ final class SourceFixture {
                 "CREATE TABLE IF NOT EXISTS zero_0.\"shardConfig\" (\"publications\" TEXT[] NOT NULL,"
                         + " \"ddlDetection\" BOOL NOT NULL, \"lock\" BOOL PRIMARY KEY DEFAULT true CHECK (lock))",
                 "DELETE FROM zero_0.\"shardConfig\"",
-                "INSERT INTO zero_0.\"shardConfig\" (publications, \"ddlDetection\") VALUES (ARRAY[" + pubs + "], false)",
+                "INSERT INTO zero_0.\"shardConfig\" (publications, \"ddlDetection\") VALUES (ARRAY[" + pubs + "], true)",
                 "INSERT INTO zero_0.replicas (id, slot, version, \"initialSyncContext\") VALUES ('" + slot + "', '"
                         + slot + "', '" + replicaVersion + "', '{}')");
     }

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.TreeMap;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changesource.AutoResetException;
@@ -200,9 +202,12 @@ public final class ShardSchema {
     /**
      * Installs the event functions and, in a savepoint, the event triggers; without the privilege
      * to create event triggers on a shard that never had them, continues in degraded mode
-     * ({@code ddlDetection = false}).
+     * ({@code ddlDetection = false}). The functions are installed either way, so that
+     * {@code update_schemas()} stays available as a manual hook.
+     *
+     * @return the warning logged for degraded mode, or {@code null} if the triggers were installed
      */
-    static void setupTriggers(Connection tx, ShardId id, List<String> publications) throws SQLException {
+    static String setupTriggers(Connection tx, ShardId id, List<String> publications) throws SQLException {
         String s = ShardSql.quoteId(id.schema());
         boolean ddlDetection = readInternalConfig(tx, id).ddlDetection();
         exec(tx, ShardSql.eventFunctions(id, publications));
@@ -210,15 +215,35 @@ public final class ShardSchema {
         try {
             exec(tx, ShardSql.eventTriggers(id, publications) + "UPDATE " + s + ".\"shardConfig\" SET \"ddlDetection\" = true;");
             tx.releaseSavepoint(sp);
+            return null;
         } catch (SQLException e) {
             tx.rollback(sp);
+            // Once triggers were installed, losing them (e.g. an upgrade run by another user) would
+            // silently stop schema replication: that must fail, not degrade.
             if (ddlDetection || !INSUFFICIENT_PRIVILEGE.equals(e.getSQLState())) {
                 throw e;
             }
-            LOG.warn("Unable to create event triggers for schema change detection: \"{}\". Proceeding in degraded mode: "
-                    + "schema changes will halt replication, requiring the replica to be reset (manually or with "
-                    + "auto-reset).", e.getMessage());
+            String warning = degradedModeWarning(e);
+            LOG.warn(warning);
+            return warning;
         }
+    }
+
+    /**
+     * The degraded-mode warning, worded as zero-cache words it (operators and their log searches
+     * know that text): the server's hint when it gives one ("Must be superuser to create an event
+     * trigger."), else its message.
+     */
+    static String degradedModeWarning(SQLException e) {
+        String reason = e.getMessage();
+        if (e instanceof PSQLException p && p.getServerErrorMessage() != null) {
+            ServerErrorMessage m = p.getServerErrorMessage();
+            reason = m.getHint() != null ? m.getHint() : m.getMessage();
+        }
+        return "Unable to create event triggers for schema change detection:\n\n"
+                + "\"" + reason + "\"\n\n"
+                + "Proceeding in degraded mode: schema changes will halt replication,\n"
+                + "requiring the replica to be reset (manually or with --auto-reset).";
     }
 
     /** Reads {@code "{app}_{n}"."shardConfig"}. */

@@ -34,7 +34,9 @@ import org.zrm.watermark.Lsn;
  * <p><b>Sticky failure.</b> The first conversion error yields {@code rollback} +
  * {@code reset-required} and every later message yields nothing (logged at most once a minute),
  * while the stream keeps being drained; throwing instead would make the streamer reconnect and
- * replay the same failure forever. Not thread-safe: used by the pump thread only.
+ * replay the same failure forever. The one exception is a {@link TransientUpstreamException} (an
+ * upstream query failed, the message itself is fine): it propagates and ends the stream with a
+ * retryable failure. Not thread-safe: used by the pump thread only.
  */
 public final class ChangeMaker {
 
@@ -76,6 +78,7 @@ public final class ChangeMaker {
      * @param lsn the message's stream position
      * @param msg the pgoutput message
      * @return the protocol messages to emit, in order (often one, possibly none)
+     * @throws TransientUpstreamException if an upstream query needed for the conversion failed
      */
     public List<ChangeStreamMessage> makeChanges(long lsn, PgOutputMessage msg) {
         if (failure != null) {
@@ -84,6 +87,9 @@ public final class ChangeMaker {
         }
         try {
             return convert(lsn, msg);
+        } catch (TransientUpstreamException e) {
+            // Not a problem of the message: end the stream retryably, the message comes again.
+            throw e;
         } catch (RuntimeException e) {
             return fail(lsn, msg.getClass().getSimpleName(), e);
         }

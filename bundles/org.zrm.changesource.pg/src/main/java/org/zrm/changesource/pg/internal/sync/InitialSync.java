@@ -28,7 +28,11 @@ import org.zrm.changesource.pg.internal.setup.ShardSchema;
 import org.zrm.changesource.pg.internal.setup.ShardSql;
 import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
+import org.zrm.protocol.IndexSpec;
+import org.zrm.protocol.TableSpec;
 import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.replica.ReplicaLayout;
+import org.zrm.replica.ReplicaMetadataStore;
 
 /**
  * Initial sync (spec §6.1): sets up the upstream shard, creates a replica row and slot with an
@@ -119,9 +123,14 @@ public final class InitialSync {
                 try (Statement st = lite.createStatement()) {
                     st.execute("BEGIN EXCLUSIVE");
                 }
-                LiteReplicaSchema.createVersionHistoryTable(lite);
-                LiteReplicaSchema.initReplicationState(lite, publications, version, CODEC.encodeValue(context));
-                LiteReplicaSchema.createTables(lite, info.schema(), version);
+                ReplicaLayout.createVersionHistoryTable(lite);
+                ReplicaLayout.initReplicationState(lite, publications, version, CODEC.encodeValue(context));
+                // The initial sync's tables give _0_version the replica version as default (see
+                // ReplicaLayout.createTableStatement); the replicator's create-table gives none.
+                ReplicaMetadataStore metadata = new ReplicaMetadataStore(lite);
+                for (TableSpec t : info.schema().tableSpecs()) {
+                    ReplicaLayout.createTable(lite, metadata, t, version, Map.of());
+                }
                 progress.tables(tables.size());
                 progress.phase(SyncProgress.Phase.COPYING);
                 LOG.info("slot={}: copying {} upstream tables at version {} with {} worker(s), {} COPY", slotName,
@@ -129,8 +138,10 @@ public final class InitialSync {
                 rows = copyTables(lite, tables, workers, catalog, slotName);
                 progress.phase(SyncProgress.Phase.INDEXING);
                 LOG.info("slot={}: creating {} indexes", slotName, info.schema().indexes().size());
-                LiteReplicaSchema.createIndexes(lite, info.schema());
-                LiteReplicaSchema.writeVersionHistory(lite);
+                for (IndexSpec idx : info.schema().indexSpecs()) {
+                    ReplicaLayout.createIndex(lite, idx);
+                }
+                ReplicaLayout.writeVersionHistory(lite);
 
                 try (PreparedStatement ps = conn.prepareStatement("UPDATE " + ShardSql.quoteId(shard.id().schema())
                         + ".replicas SET \"initialSchema\" = ?::json, \"initialSyncContext\" = ?::json WHERE id = ?")) {

@@ -16,6 +16,7 @@ import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.ShardConfig;
 import org.zrm.changesource.pg.internal.setup.UnsupportedTableSchemaException;
+import org.zrm.replica.ReplicaLayout;
 import org.zrm.replica.ReplicaState;
 import org.zrm.replica.ReplicaStateReader;
 
@@ -97,7 +98,7 @@ public final class ReplicaInitializer {
 
     /**
      * The state of the replica file, or {@code null} if it is missing or is not a completed
-     * replica at schema version {@value LiteReplicaSchema#REPLICA_SCHEMA_VERSION}.
+     * replica at schema version {@value org.zrm.replica.ReplicaLayout#SCHEMA_VERSION}.
      *
      * @throws AutoResetException if the file exists but is corrupt
      */
@@ -107,10 +108,10 @@ public final class ReplicaInitializer {
         }
         try (Connection lite = InitialSync.DriverManagerless.open(replicaFile)) {
             ReplicaState s = ReplicaStateReader.read(lite).orElse(null);
-            if (s != null && s.schemaVersion() != LiteReplicaSchema.REPLICA_SCHEMA_VERSION) {
+            if (s != null && s.schemaVersion() != ReplicaLayout.SCHEMA_VERSION) {
                 // Older layouts would need the replica migrations (v4..v13) of the replicator.
                 throw new AutoResetException("replica " + replicaFile + " is at schema v" + s.schemaVersion()
-                        + ", expected v" + LiteReplicaSchema.REPLICA_SCHEMA_VERSION);
+                        + ", expected v" + ReplicaLayout.SCHEMA_VERSION);
             }
             return s;
         } catch (SQLException e) {

@@ -156,6 +156,67 @@ class ShardSchemaPgTest {
         }
     }
 
+    /** Upstream's "non-superuser: ddlDetection = false", warning text included. */
+    @Test
+    void nonSuperuserSetsUpDegradedMode(PgDatabase db) throws Exception {
+        ShardConfig shard = ShardConfig.of("supaneon", 0, List.of("zero_supaneon"));
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE supaneon_foo(id INT4 PRIMARY KEY); CREATE PUBLICATION zero_supaneon FOR TABLE"
+                    + " supaneon_foo; DROP ROLE IF EXISTS supaneon; CREATE ROLE supaneon NOSUPERUSER IN ROLE current_user;"
+                    + " SET ROLE supaneon");
+            try {
+                ShardSchema.ensureShardSchema(c, shard);
+                assertEquals(List.of("_supaneon_metadata_0", "zero_supaneon"),
+                        ShardSchema.readInternalConfig(c, shard.id()).publications());
+                assertFalse(ShardSchema.readInternalConfig(c, shard.id()).ddlDetection(), "degraded mode");
+                assertEquals(List.of(), strings(c, "SELECT evtname FROM pg_event_trigger WHERE evtname LIKE 'supaneon%'"));
+                // The functions are there all the same, for the manual update_schemas() hook.
+                assertEquals(List.of("update_schemas"), strings(c, "SELECT DISTINCT proname FROM pg_proc WHERE"
+                        + " proname = 'update_schemas' AND pronamespace = 'supaneon_0'::regnamespace"));
+
+                // What setup logged, word for word as upstream logs it.
+                c.setAutoCommit(false);
+                try {
+                    assertEquals("Unable to create event triggers for schema change detection:\n\n"
+                            + "\"Must be superuser to create an event trigger.\"\n\n"
+                            + "Proceeding in degraded mode: schema changes will halt replication,\n"
+                            + "requiring the replica to be reset (manually or with --auto-reset).",
+                            ShardSchema.setupTriggers(c, shard.id(), List.of("_supaneon_metadata_0", "zero_supaneon")));
+                } finally {
+                    c.rollback();
+                    c.setAutoCommit(true);
+                }
+            } finally {
+                st.execute("RESET ROLE; DROP OWNED BY supaneon; DROP ROLE supaneon");
+            }
+        }
+    }
+
+    /** Once event triggers were installed, failing to (re)create them is an error, not degraded mode. */
+    @Test
+    void triggerUpgradeFailureIsDetected(PgDatabase db) throws Exception {
+        ShardConfig shard = ShardConfig.of("woo", 0, List.of());
+        try (Connection c = db.connect(); Statement st = c.createStatement()) {
+            ShardSchema.ensureShardSchema(c, shard);
+            assertTrue(ShardSchema.readInternalConfig(c, shard.id()).ddlDetection());
+            st.execute("DROP ROLE IF EXISTS woo_other; CREATE ROLE woo_other IN ROLE current_user; SET ROLE woo_other");
+            try {
+                c.setAutoCommit(false);
+                try {
+                    SQLException e = assertThrows(SQLException.class, () -> ShardSchema.setupTriggers(c, shard.id(),
+                            ShardSchema.readInternalConfig(c, shard.id()).publications()));
+                    assertTrue(e.getMessage().contains("permission denied to create event trigger \"woo_ddl_start_0\""),
+                            e.getMessage());
+                } finally {
+                    c.rollback();
+                    c.setAutoCommit(true);
+                }
+            } finally {
+                st.execute("RESET ROLE; DROP OWNED BY woo_other; DROP ROLE woo_other");
+            }
+        }
+    }
+
     @Test
     void ddlEventsAreEmittedAsLogicalMessages(PgDatabase db) throws Exception {
         ShardConfig shard = ShardConfig.of("ddl", 0, List.of());

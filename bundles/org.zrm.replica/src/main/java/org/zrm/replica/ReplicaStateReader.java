@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.protocol.json.ProtocolException;
 
@@ -63,6 +64,31 @@ public final class ReplicaStateReader {
                 return Optional.of(new ReplicaState(schemaVersion, rs.getString(1), publications(rs.getString(2)),
                         rs.getString(3), context(rs.getString(4))));
             }
+        }
+    }
+
+    /**
+     * Reads the row of {@code _zero.replicationState} (upstream {@code getReplicationState}),
+     * without judging it.
+     *
+     * <p>The caller owns the connection and its settings, as for {@link #read}.
+     *
+     * @param replica an open connection to the replica file
+     * @return the row, or empty if the table has none
+     * @throws SQLException if the file cannot be read or has no such table
+     */
+    public static Optional<ReplicationStateRow> replicationState(Connection replica) throws SQLException {
+        try (Statement st = replica.createStatement();
+                ResultSet rs = st.executeQuery("SELECT stateVersion, typeof(stateVersion), writeTimeMs "
+                        + "FROM \"_zero.replicationState\"")) {
+            if (!rs.next()) {
+                return Optional.empty();
+            }
+            String version = rs.getString(1);
+            String storageClass = rs.getString(2);
+            long writeTime = rs.getLong(3);
+            return Optional.of(new ReplicationStateRow(version, storageClass,
+                    rs.wasNull() ? OptionalLong.empty() : OptionalLong.of(writeTime)));
         }
     }
 
