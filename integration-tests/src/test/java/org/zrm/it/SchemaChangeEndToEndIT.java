@@ -171,6 +171,8 @@ public class SchemaChangeEndToEndIT {
             TimeUnit.MILLISECONDS.sleep(10);
         }
         Duration took = Duration.ofNanos(System.nanoTime() - committed);
+        System.out.println("SchemaChangeEndToEndIT: quick_start and its row reached the replica " + took.toMillis()
+                + " ms after the commit");
         assertEquals("replica rows of quick_start after " + took + " (last error: " + lastError + ")",
                 List.of(List.of("1", "hello")), rows);
         assertTrue("the new table and its row took " + took.toMillis() + " ms to reach the replica",
