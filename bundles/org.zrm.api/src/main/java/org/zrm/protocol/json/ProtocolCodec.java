@@ -276,6 +276,19 @@ public final class ProtocolCodec {
         return parser.parse(json);
     }
 
+    /**
+     * Reads any JSON document into plain-Java values as JavaScript's {@code JSON.parse} does: a
+     * duplicate member name keeps its first position and its last value ({@link #decodeValue}
+     * rejects duplicates). For JSON that zero-cache reads with {@code JSON.parse} and that may
+     * legitimately repeat a member, e.g. the published-schema JSON of Postgres, whose index
+     * columns repeat when a table is in several of the shard's publications.
+     *
+     * @throws ProtocolException if malformed
+     */
+    public Object decodeValueLikeJsonParse(String json) {
+        return parser.parseLikeJsonParse(json);
+    }
+
     // ------------------------------------------------------------ helpers
 
     private JsonParser frameParser(String json) throws IOException {

@@ -111,6 +111,15 @@ class ProtocolCodecErrorTest {
     }
 
     @Test
+    void jsonParseSemanticsKeepTheFirstPositionAndTheLastValue() {
+        assertEquals("$.a: duplicate member name", fail(CODEC::decodeValue, "{\"a\":1,\"b\":2,\"a\":3}").getMessage());
+        Object v = CODEC.decodeValueLikeJsonParse("{\"a\":1,\"b\":{\"x\":\"ASC\",\"x\":\"DESC\"},\"a\":3}");
+        // What JSON.stringify(JSON.parse(...)) gives.
+        assertEquals("{\"a\":3,\"b\":{\"x\":\"DESC\"}}", CODEC.encodeValue(v));
+        assertEquals("$.a", fail(CODEC::decodeValueLikeJsonParse, "{\"a\":1").path());
+    }
+
+    @Test
     void subscriberErrors() {
         assertEquals("$[1].type: unknown error type 7, expected 0, 1 or 2",
                 fail(CODEC::decodeDownstream, "[\"error\",{\"type\":7}]").getMessage());

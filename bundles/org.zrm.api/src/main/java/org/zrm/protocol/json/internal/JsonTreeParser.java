@@ -64,6 +64,22 @@ public final class JsonTreeParser {
         }
     }
 
+    /**
+     * Parses a complete document with JavaScript's {@code JSON.parse} rule for duplicate member
+     * names: the member keeps the position of its first occurrence and takes the value of its
+     * last. Only for JSON that upstream itself reads with {@code JSON.parse} and that may contain
+     * duplicates, such as Postgres {@code json_object_agg} output.
+     *
+     * @throws ProtocolException on malformed JSON or trailing content
+     */
+    public Object parseLikeJsonParse(String text) {
+        try (JsonParser p = factory.createParser(text)) {
+            return parseDocument(p, false);
+        } catch (IOException e) {
+            throw new ProtocolException("$", "unreadable JSON: " + e.getMessage(), e);
+        }
+    }
+
     /** Parses a complete UTF-8 document. */
     public Object parse(byte[] utf8) {
         try (JsonParser p = factory.createParser(utf8)) {
@@ -74,12 +90,16 @@ public final class JsonTreeParser {
     }
 
     private static Object parseDocument(JsonParser p) throws IOException {
+        return parseDocument(p, true);
+    }
+
+    private static Object parseDocument(JsonParser p, boolean rejectDuplicates) throws IOException {
         try {
             JsonToken t = p.nextToken();
             if (t == null) {
                 throw new ProtocolException("$", "malformed JSON: empty document");
             }
-            Object value = readValue(p, t);
+            Object value = readValue(p, t, rejectDuplicates);
             if (p.nextToken() != null) {
                 throw new ProtocolException("$", "malformed JSON: unexpected content after the value at "
                         + location(p));
@@ -93,15 +113,19 @@ public final class JsonTreeParser {
 
     /** Reads the value starting at the current token {@code t}. */
     static Object readValue(JsonParser p, JsonToken t) throws IOException {
+        return readValue(p, t, true);
+    }
+
+    private static Object readValue(JsonParser p, JsonToken t, boolean rejectDuplicates) throws IOException {
         switch (t) {
             case START_OBJECT: {
                 LinkedHashMap<String, Object> map = new LinkedHashMap<>();
                 while ((t = p.nextToken()) != JsonToken.END_OBJECT) {
                     String name = p.currentName();
-                    Object v = readValue(p, p.nextToken());
+                    Object v = readValue(p, p.nextToken(), rejectDuplicates);
                     int before = map.size();
                     map.put(name, v);
-                    if (map.size() == before) {
+                    if (map.size() == before && rejectDuplicates) {
                         throw new ProtocolException(pathOf(p.getParsingContext()),
                                 "duplicate member name");
                     }
@@ -111,7 +135,7 @@ public final class JsonTreeParser {
             case START_ARRAY: {
                 ArrayList<Object> list = new ArrayList<>();
                 while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-                    list.add(readValue(p, t));
+                    list.add(readValue(p, t, rejectDuplicates));
                 }
                 return list.isEmpty() ? List.of() : Collections.unmodifiableList(list);
             }

@@ -32,12 +32,13 @@ import org.zrm.changesource.pg.internal.setup.PublishedSchema;
 import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.setup.ShardSchema;
 import org.zrm.changesource.pg.internal.setup.ShardSql;
+import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.stream.ChangeMaker;
 import org.zrm.changesource.pg.internal.stream.DegradedModeRelationHandler;
 import org.zrm.changesource.pg.internal.stream.LagReporter;
-import org.zrm.changesource.pg.internal.stream.PassThroughDdlHandler;
 import org.zrm.changesource.pg.internal.stream.PgChangeStream;
 import org.zrm.changesource.pg.internal.stream.RelationHandler;
+import org.zrm.changesource.pg.internal.stream.SchemaChangeHandler;
 import org.zrm.changesource.pg.internal.sync.ReplicationSlots;
 import org.zrm.changesource.pg.internal.sync.SlotCleanup;
 import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
@@ -52,7 +53,8 @@ import org.zrm.watermark.Watermarks;
  *
  * <p>Threads: the caller's thread for {@link #initialize}/{@link #startStream}; per stream one
  * pump thread (see {@link ReplicationStream}); one scheduler thread for liveness watchdogs and lag
- * reports.
+ * reports; one cleanup thread for the slot cleanup and the replica-identity fix after DDL events
+ * (both may wait on locks upstream).
  */
 public final class PgChangeSource implements ChangeSource {
 
@@ -74,6 +76,7 @@ public final class PgChangeSource implements ChangeSource {
      */
     private final ScheduledExecutorService cleanup;
     private final ProtocolCodec codec = new ProtocolCodec();
+    private final TableValidator validator;
 
     private volatile SubscriptionState state;
     private volatile LagReporter lagReporter;
@@ -85,6 +88,18 @@ public final class PgChangeSource implements ChangeSource {
      * @param initializer shard setup, slot creation and initial sync
      */
     public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer) {
+        this(settings, initializer, TableValidator.strict());
+    }
+
+    /**
+     * @param settings validated settings
+     * @param initializer shard setup, slot creation and initial sync
+     * @param validator validates the tables of every schema a DDL event announces; must be
+     *     configured as the initial sync's, so that a table is accepted by a DDL event exactly when
+     *     a resync would accept it
+     */
+    public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer, TableValidator validator) {
+        this.validator = Objects.requireNonNull(validator, "validator");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.shard = settings.shard();
         this.db = new UpstreamDb(settings.upstreamUri());
@@ -246,8 +261,10 @@ public final class PgChangeSource implements ChangeSource {
         } catch (SQLException e) {
             throw PgErrors.translate("reading pg_type for slot " + slot, e);
         }
-        ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(), new PassThroughDdlHandler(codec),
-                relations);
+        // The replica-identity fix is I/O that may wait on table locks: it runs on the cleanup
+        // thread, never on the watchdog thread.
+        ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(),
+                new SchemaChangeHandler(codec, validator, cleanup, () -> db.open(CONTROL_APP_NAME)), relations);
         AtomicReference<ReplicationStream> running = new AtomicReference<>();
         PgChangeStream stream = new PgChangeStream(slot, maker, lagReporter, settings.bufferMessages(),
                 settings.bufferBytes(), failure -> classifyStreamFailure(slot, running.get(), failure));

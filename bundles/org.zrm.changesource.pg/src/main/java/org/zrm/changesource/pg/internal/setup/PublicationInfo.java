@@ -61,7 +61,9 @@ public record PublicationInfo(PublishedSchema schema, List<Publication> publicat
                 if (!rs.next() || rs.getString(1) == null) {
                     throw new SQLException("Invalid publishedSchema result");
                 }
-                Map<String, Object> raw = (Map<String, Object>) CODEC.decodeValue(rs.getString(1));
+                // JSON.parse semantics: a table in several of the publications repeats its index
+                // columns in the json_object_agg, which upstream reads as one member each.
+                Map<String, Object> raw = (Map<String, Object>) CODEC.decodeValueLikeJsonParse(rs.getString(1));
                 return new PublicationInfo(PublishedSchema.parse(raw), List.copyOf(pubs));
             }
         }

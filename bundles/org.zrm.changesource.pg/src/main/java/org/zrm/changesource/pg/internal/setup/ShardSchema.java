@@ -177,25 +177,8 @@ public final class ShardSchema {
      * otherwise).
      */
     static void setReplicaIdentitiesForTablesWithoutPrimaryKeys(Connection tx, PublishedSchema schema) throws SQLException {
-        for (PublishedTable t : schema.tables()) {
-            if (!t.primaryKey().isEmpty() || t.replicaIdentity() != 'd') {
-                continue;
-            }
-            for (PublishedIndex idx : schema.indexes()) {
-                if (!idx.schema().equals(t.schema()) || !idx.tableName().equals(t.name()) || !idx.unique()
-                        || !idx.isImmediate()) {
-                    continue;
-                }
-                boolean allNotNull = idx.columns().keySet().stream()
-                        .allMatch(c -> t.columns().get(c) != null && t.columns().get(c).notNull());
-                if (!allNotNull) {
-                    continue;
-                }
-                LOG.info("setting \"{}\" as the REPLICA IDENTITY for \"{}\"", idx.name(), t.name());
-                exec(tx, "ALTER TABLE " + ShardSql.quoteId(t.schema()) + "." + ShardSql.quoteId(t.name())
-                        + " REPLICA IDENTITY USING INDEX " + ShardSql.quoteId(idx.name()));
-                break;
-            }
+        for (ReplicaIdentityFix fix : ReplicaIdentityFix.forTablesWithoutPrimaryKeys(schema)) {
+            fix.apply(tx);
         }
     }
 

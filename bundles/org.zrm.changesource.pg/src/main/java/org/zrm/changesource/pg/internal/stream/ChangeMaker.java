@@ -109,7 +109,13 @@ public final class ChangeMaker {
         logFailure();
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("error", message);
-        details.put("reason", e.getClass().getSimpleName() + ": " + e.getMessage());
+        if (e instanceof UnsupportedSchemaChangeException u) {
+            // As upstream: the bare description, plus the trigger context with the offending query.
+            details.put("reason", u.description());
+            details.put("context", u.context());
+        } else {
+            details.put("reason", e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
         // Roll back the open transaction so no consumer is left with a dangling one.
         return List.of(new ChangeStreamMessage.RollbackMessage(new Rollback()),
                 new ChangeStreamMessage.ControlMessage(new ResetRequired(message, details, Passthrough.NONE)));
@@ -119,8 +125,10 @@ public final class ChangeMaker {
         long now = System.currentTimeMillis();
         if (now - failure.lastLogMs > ERROR_LOG_INTERVAL_MS) {
             failure.lastLogMs = now;
-            LOG.error("{}: {} while converting {}; the replica must be reset (further changes are dropped)",
-                    failure.message, failure.error.toString(), failure.what, failure.error);
+            LOG.error("{}: {} while converting {}{}; the replica must be reset (further changes are dropped)",
+                    failure.message, failure.error.toString(), failure.what,
+                    failure.error instanceof UnsupportedSchemaChangeException u ? " (context " + u.context() + ")" : "",
+                    failure.error);
         }
     }
 

@@ -6,8 +6,7 @@ import org.zrm.protocol.ChangeStreamMessage;
 
 /**
  * Turns the shard's DDL event-trigger messages ({@code {app}/{shard}/ddl}, legacy
- * {@code {app}/{shard}}) into schema changes. The conversion (spec §4.5) belongs to a later issue;
- * see {@link PassThroughDdlHandler} for what happens until then.
+ * {@code {app}/{shard}}) into schema changes (spec §4.5); see {@link SchemaChangeHandler}.
  */
 @FunctionalInterface
 public interface DdlMessageHandler {
