@@ -70,6 +70,9 @@ public class SchemaChangeEndToEndIT {
             "drop-index public.mig_gone_pkey",
             "drop-table public.mig_gone");
 
+    /** Marker rows for {@link Pipeline#settledWatermark}. */
+    private static final String SETTLE = "it_settle";
+
     @Inject
     private BundleContext context;
 
@@ -81,7 +84,8 @@ public class SchemaChangeEndToEndIT {
         return ZrmRuntimeOptions.streamingOptions(Files.createTempDirectory("zrm-it-schema-"),
                 "CREATE TABLE mig_base (id int4 PRIMARY KEY, n int8 NOT NULL)",
                 "CREATE TABLE mig_gone (id int4 PRIMARY KEY, note text)",
-                "INSERT INTO mig_gone VALUES (1, 'synced, then dropped')");
+                "INSERT INTO mig_gone VALUES (1, 'synced, then dropped')",
+                "CREATE TABLE " + SETTLE + " (id int8 PRIMARY KEY)");
     }
 
     @Before
@@ -92,7 +96,8 @@ public class SchemaChangeEndToEndIT {
 
     @Test
     public void migrationSeriesWhileWritesContinueReachesSubscriberAndReplica() throws Exception {
-        String start = pipeline.lastStoredWatermark();
+        // (Not lastStoredWatermark: the other test's transactions may still be on their way to the storer.)
+        String start = pipeline.settledWatermark(SETTLE);
         ChangesClient sub = ChangesClient.connect(pipeline.http(),
                 ChangesClient.changesUri(pipeline.port(), 6, ChangesClient.query("it-schema", replicaVersion, start)));
         assertEquals("status", sub.awaitFirstFrame().type());
