@@ -3,8 +3,8 @@ package org.zrm.backup;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
- * How a backup monitor reports a backed-up watermark, the monitor-facing side of
- * {@link org.zrm.changestreamer.ChangeStreamer#scheduleCleanup(String)}.
+ * How a backup monitor reports a backed-up watermark, which lets the change streamer purge the
+ * change log below it; the only way to schedule a purge.
  *
  * <p>Each scheduler instance is bound to one activation (epoch) of one monitor. Once the
  * coordinator retires that activation (swap, stop, reconfiguration) the scheduler refuses every

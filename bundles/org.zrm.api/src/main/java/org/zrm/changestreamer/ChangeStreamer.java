@@ -66,27 +66,6 @@ public interface ChangeStreamer {
     ChangeLogState getChangeLogState() throws ChangeLogException;
 
     /**
-     * Records that a backup (or the local replica, for the single-node monitor) has reached
-     * {@code watermark}, so rows below it may be purged once every connected subscriber has
-     * acknowledged a commit at or after it. Purging happens later on the streamer's own schedule
-     * (at most one recorded watermark per 30 s cycle); repeated watermarks are ignored.
-     *
-     * <p>Backup monitors do not call this directly: the coordinator hands each monitor a
-     * {@link org.zrm.backup.CleanupScheduler} that forwards here only while that monitor is the
-     * active one.
-     *
-     * @param watermark a backed-up watermark
-     */
-    void scheduleCleanup(String watermark);
-
-    /**
-     * Forgets all watermarks recorded by {@link #scheduleCleanup(String)} that have not yet been
-     * purged. The coordinator calls it when it swaps backup monitors, because the new monitor must
-     * not inherit confirmations it did not observe itself.
-     */
-    void clearPendingCleanups();
-
-    /**
      * Starts a {@code /snapshot} reservation for {@code taskID}: while any reservation is open no
      * cleanup is scheduled, so a new node can restore the backup and catch up from it. The active
      * backup monitor sends the {@code status} message (backup URL, replica version, minimum

@@ -3,10 +3,14 @@
  * in the change log, and acknowledges it upstream only once stored ("forward, store, ack").
  *
  * <p>{@link org.zrm.changestreamer.ChangeStreamer} is the service the WebSocket endpoints
- * ({@code /replication/v{1..6}/changes} and {@code /snapshot}), the in-process backup replicator,
- * the backup-monitor coordinator and the shell use. Subscriptions deliver pre-serialised JSON
- * frames with per-message consumption acknowledgements ({@link org.zrm.changestreamer.Subscription}).
+ * ({@code /replication/v{1..6}/changes} and {@code /snapshot}), the in-process backup replicator
+ * and the shell use. Subscriptions deliver pre-serialised JSON frames with per-message consumption
+ * acknowledgements ({@link org.zrm.changestreamer.Subscription}).
+ *
+ * <p>2.0: {@code scheduleCleanup} and {@code clearPendingCleanups} are gone from
+ * {@link org.zrm.changestreamer.ChangeStreamer}. Purging is driven only by the active backup
+ * monitor, through the {@link org.zrm.backup.CleanupScheduler} its coordinator hands it.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.1.0")
+@org.osgi.annotation.versioning.Version("2.0.0")
 package org.zrm.changestreamer;

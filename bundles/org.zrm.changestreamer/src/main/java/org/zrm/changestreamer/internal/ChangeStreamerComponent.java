@@ -64,7 +64,6 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final String sourceType;
     private final SourceSlot sources = new SourceSlot();
     private final ChangeStreamerService service;
-    private final StreamerMetrics metrics;
     private final BackupCoordinator backup;
     private final ThreadPoolExecutor statusSender;
     private final ThreadPoolExecutor coordinatorThread;
@@ -86,7 +85,6 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         this.sourceType = config.changesource_type().strip();
         Reservations reservations = new Reservations();
         this.service = new ChangeStreamerService(settings, storerFactory, sources, null, reservations);
-        this.metrics = new StreamerMetrics(service);
         // Snapshot statuses read the change log: off the HTTP thread, one at a time. Bound: 64
         // waiting reservations; beyond that a reservation fails at once and its client retries.
         this.statusSender = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(64), r -> {
@@ -227,16 +225,6 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     }
 
     @Override
-    public void scheduleCleanup(String watermark) {
-        service.scheduleCleanup(watermark);
-    }
-
-    @Override
-    public void clearPendingCleanups() {
-        service.clearPendingCleanups();
-    }
-
-    @Override
     public void reserveSnapshot(String taskID, SnapshotReservation reservation) throws SnapshotUnavailableException {
         backup.reserve(taskID, reservation);
     }
@@ -258,7 +246,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Override
     public void collect(MetricsSink sink) {
-        metrics.collect(sink);
+        StreamerMetrics.collect(service.snapshot(), sink);
     }
 
     /** The current source of the configured type; the stream loop waits on it (signal, no polling). */

@@ -40,16 +40,6 @@ final class FakeChangeStreamer implements ChangeStreamer {
     }
 
     @Override
-    public void scheduleCleanup(String watermark) {
-        throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void clearPendingCleanups() {
-        throw new UnsupportedOperationException();
-    }
-
-    @Override
     public void reserveSnapshot(String taskID, SnapshotReservation reservation) {
         throw new UnsupportedOperationException();
     }

@@ -16,6 +16,7 @@ import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.ShardId;
+import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
 import org.zrm.status.StatusContributor;
 import org.zrm.protocol.BackfillRequest;
@@ -40,8 +41,10 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         this.settings = settings(config);
         this.initializer = ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()
                 .withTableCopyWorkers(config.initialSync_tableCopyWorkers())
-                .withTextCopy(config.initialSync_textCopy()));
-        this.source = new PgChangeSource(settings, initializer);
+                .withTextCopy(config.initialSync_textCopy())
+                .withRequireRowKey(config.tables_requireRowKey()));
+        // One rule for both: a table initial sync would reject must not enter through the stream.
+        this.source = new PgChangeSource(settings, initializer, new TableValidator(config.tables_requireRowKey()));
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
     }

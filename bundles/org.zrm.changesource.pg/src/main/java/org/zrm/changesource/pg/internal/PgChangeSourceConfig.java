@@ -66,4 +66,11 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     @AttributeDefinition(name = "initialSync.textCopy",
             description = "Use text COPY instead of binary COPY for initial sync (ZERO_INITIAL_SYNC_TEXT_COPY).")
     boolean initialSync_textCopy() default false;
+
+    @AttributeDefinition(name = "tables.requireRowKey",
+            description = "Reject a published table without a primary key or a unique index over NOT NULL columns, at"
+                    + " initial sync and when a transaction commits one (replication then halts with reset-required)."
+                    + " false = zero-cache's behaviour: such a table is replicated with a warning and never synced to"
+                    + " clients.")
+    boolean tables_requireRowKey() default true;
 }

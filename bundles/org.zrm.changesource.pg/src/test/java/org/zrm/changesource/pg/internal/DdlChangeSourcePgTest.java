@@ -79,11 +79,7 @@ class DdlChangeSourcePgTest {
                 Arguments.of("UnsupportedTableSchemaError: Table \"bar\" with REPLICA IDENTITY NOTHING cannot be replicated",
                         "ALTER TABLE my.bar REPLICA IDENTITY NOTHING"),
                 Arguments.of("UnsupportedTableSchemaError: Table \"boo\" uses reserved column name \"_0_version\"",
-                        "ALTER TABLE my.boo ADD \"_0_version\" TEXT"),
-                // ZRM's strict row-key requirement (the initial sync's): same rule for DDL.
-                Arguments.of("UnsupportedTableSchemaError: Table \"boo\" has no PRIMARY KEY and no UNIQUE index over NOT NULL"
-                        + " columns. Add a primary key (or a unique index on non-null columns) so that its rows can be"
-                        + " identified and synced to clients.", "ALTER TABLE my.boo DROP CONSTRAINT boo_pkey"));
+                        "ALTER TABLE my.boo ADD \"_0_version\" TEXT"));
     }
 
     /**
@@ -246,16 +242,38 @@ class DdlChangeSourcePgTest {
     }
 
     /**
-     * DECISION consequence, pinned: with the strict default a keyless intermediate state halts
-     * replication, even if the next statement adds the key.
+     * ZRM's row-key rule (the initial sync's: a published table needs a primary key or a unique
+     * index over NOT NULL columns) holds for what a transaction commits, not for every state a
+     * migration passes through.
      */
     @Test
-    void strictValidatorHaltsOnAKeylessIntermediateTable() throws Exception {
-        f.exec("CREATE TABLE my.join_table(id1 TEXT NOT NULL, id2 TEXT NOT NULL)");
+    void aKeylessTableWithinATransactionIsFine() throws Exception {
+        SourceFixture.tx(f.c, "CREATE TABLE my.join_table(id1 TEXT NOT NULL, id2 TEXT NOT NULL)",
+                "CREATE UNIQUE INDEX join_key ON my.join_table(id1, id2)");
         List<ChangeStreamMessage> t = f.nextTransaction();
-        assertInstanceOf(RollbackMessage.class, t.get(1));
-        assertTrue(((String) ((ControlMessage) t.get(2)).control().errorDetails().get("reason"))
-                .startsWith("UnsupportedTableSchemaError: Table \"join_table\" has no PRIMARY KEY"));
+        assertEquals(List.of("create-table", "create-index"), t.stream().filter(DataMessage.class::isInstance)
+                .map(m -> ((DataMessage) m).change().tag()).toList());
+        assertInstanceOf(CommitMessage.class, t.get(t.size() - 1));
+        assertReplicaIdentityFixFollows(f);
+    }
+
+    @Test
+    void aCommittedKeylessTableHaltsWithTheInitialSyncsError() throws Exception {
+        f.exec("INSERT INTO foo(id) VALUES('hello')");
+        assertEquals(List.of("insert"), f.nextTags());
+        SourceFixture.tx(f.c, "INSERT INTO foo(id) VALUES('wide')", "ALTER TABLE my.boo DROP CONSTRAINT boo_pkey");
+        List<ChangeStreamMessage> t = f.nextTransaction();
+        assertInstanceOf(BeginMessage.class, t.get(0));
+        assertEquals(List.of("insert", "drop-index", "update-table-metadata"), t.stream()
+                .filter(DataMessage.class::isInstance).map(m -> ((DataMessage) m).change().tag()).toList());
+        // The commit is replaced by the rollback: nothing of the transaction is applied downstream.
+        assertInstanceOf(RollbackMessage.class, t.get(t.size() - 2));
+        Map<String, Object> details = ((ControlMessage) t.get(t.size() - 1)).control().errorDetails();
+        assertEquals("UnsupportedTableSchemaError: Table \"boo\" has no PRIMARY KEY and no UNIQUE index over NOT NULL"
+                + " columns. Add a primary key (or a unique index on non-null columns) so that its rows can be"
+                + " identified and synced to clients.", details.get("reason"));
+        assertEquals("ALTER TABLE my.boo DROP CONSTRAINT boo_pkey", ((Map<?, ?>) details.get("context")).get("query"));
+        assertTrue(t.stream().noneMatch(CommitMessage.class::isInstance), "no commit reaches the consumer");
     }
 
     private static void assertReplicaIdentityFixFollows(DdlFixture f) throws Exception {

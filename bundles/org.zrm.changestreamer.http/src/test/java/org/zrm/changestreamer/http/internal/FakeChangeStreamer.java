@@ -52,14 +52,6 @@ final class FakeChangeStreamer implements ChangeStreamer {
     }
 
     @Override
-    public void scheduleCleanup(String watermark) {
-    }
-
-    @Override
-    public void clearPendingCleanups() {
-    }
-
-    @Override
     public void reserveSnapshot(String taskID, SnapshotReservation reservation) throws SnapshotUnavailableException {
         String unavailable = snapshotUnavailable;
         if (unavailable != null) {

@@ -39,6 +39,39 @@ public final class TableValidator {
         return new TableValidator(true);
     }
 
+    /** @return whether tables without a usable row key are rejected */
+    public boolean requiresRowKey() {
+        return requireRowKey;
+    }
+
+    /**
+     * This validator without the row-key rule (a missing key is only warned about). A migration
+     * can pass through a keyless state (CREATE TABLE, then ADD PRIMARY KEY), so the change stream
+     * checks the other rules at every DDL event and the row key only where a transaction commits
+     * ({@link #missingRowKey}).
+     */
+    public TableValidator withoutRowKeyRule() {
+        return requireRowKey ? new TableValidator(false) : this;
+    }
+
+    /**
+     * @return the error a strict validator raises for {@code table} because it has no usable row
+     *     key, or empty if it has one (or this validator does not require one)
+     */
+    public java.util.Optional<String> missingRowKey(PublishedTable table, List<PublishedIndex> indexes) {
+        if (!requireRowKey || !table.primaryKey().isEmpty() || table.replicaIdentity() != 'd'
+                || PublishedSchema.chooseRowKey(table.schema(), table.name(), table.columns(), indexes).isPresent()) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(noRowKeyMessage(table.name()));
+    }
+
+    private static String noRowKeyMessage(String name) {
+        return "Table \"" + name + "\" has no PRIMARY KEY and no UNIQUE index over NOT NULL columns. "
+                + "Add a primary key (or a unique index on non-null columns) so that its rows can be "
+                + "identified and synced to clients.";
+    }
+
     /**
      * Validates the publications' operations and every table.
      *
@@ -66,10 +99,7 @@ public final class TableValidator {
         if (table.primaryKey().isEmpty() && table.replicaIdentity() == 'd') {
             boolean usableIndex = PublishedSchema.chooseRowKey(table.schema(), name, table.columns(), indexes).isPresent();
             if (requireRowKey && !usableIndex) {
-                throw new UnsupportedTableSchemaException("Table \"" + name
-                        + "\" has no PRIMARY KEY and no UNIQUE index over NOT NULL columns. "
-                        + "Add a primary key (or a unique index on non-null columns) so that its rows can be "
-                        + "identified and synced to clients.");
+                throw new UnsupportedTableSchemaException(noRowKeyMessage(name));
             }
             LOG.warn("Table \"{}\" needs a primary key in order to be synced to clients. "
                     + "Add one with ALTER TABLE ... ADD PRIMARY KEY (...)", name);

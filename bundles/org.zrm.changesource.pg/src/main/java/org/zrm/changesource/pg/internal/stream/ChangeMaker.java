@@ -141,6 +141,7 @@ public final class ChangeMaker {
             return List.of(new BeginMessage(new Begin(JsonFormat.STRINGIFIED, null, Passthrough.of(body)),
                     watermark(b.commitLsn())));
         } else if (msg instanceof PgOutputMessage.Commit c) {
+            ddl.beforeCommit();
             LinkedHashMap<String, Object> body = new LinkedHashMap<>(5);
             body.put("flags", (long) c.flags());
             body.put("commitLsn", lsnText(c.commitLsn()));

@@ -19,4 +19,14 @@ public interface DdlMessageHandler {
      *     replica with {@code reset-required}
      */
     List<ChangeStreamMessage> handle(long lsn, PgOutputMessage.Message message);
+
+    /**
+     * Called when the transaction that carried the handled events commits, before its commit is
+     * emitted: rules that only hold for committed schemas (a migration may pass through states
+     * that break them) are checked here.
+     *
+     * @throws RuntimeException if the committed schema cannot be replicated; the change maker then
+     *     rolls the transaction back to consumers and stops the replica with {@code reset-required}
+     */
+    default void beforeCommit() {}
 }

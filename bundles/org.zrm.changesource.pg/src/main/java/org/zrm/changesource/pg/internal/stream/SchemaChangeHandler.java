@@ -61,12 +61,15 @@ public final class SchemaChangeHandler implements DdlMessageHandler {
     }
 
     private final ProtocolCodec codec;
+    private final TableValidator validator;
     private final SchemaDiff diff;
     private final ScheduledExecutorService executor;
     private final Db db;
 
     private DdlEvent lastEvent;
     private ScheduledFuture<?> pendingFix;
+    /** The row-key violation of the open transaction's latest schema, checked when it commits. */
+    private UnsupportedSchemaChangeException keylessAtCommit;
 
     /**
      * @param codec JSON codec
@@ -77,7 +80,9 @@ public final class SchemaChangeHandler implements DdlMessageHandler {
     public SchemaChangeHandler(ProtocolCodec codec, TableValidator validator, ScheduledExecutorService executor,
             Db db) {
         this.codec = Objects.requireNonNull(codec, "codec");
-        this.diff = new SchemaDiff(validator, codec);
+        this.validator = Objects.requireNonNull(validator, "validator");
+        // The row-key rule is checked at commit (beforeCommit), every other rule at each event.
+        this.diff = new SchemaDiff(validator.withoutRowKeyRule(), codec);
         this.executor = Objects.requireNonNull(executor, "executor");
         this.db = Objects.requireNonNull(db, "db");
     }
@@ -115,8 +120,40 @@ public final class SchemaChangeHandler implements DdlMessageHandler {
         for (SchemaChange c : changes) {
             out.add(new DataMessage(c));
         }
+        keylessAtCommit = keylessTable(event);
         scheduleFix(event.schema());
         return out;
+    }
+
+    /**
+     * DECISION: ZRM's initial sync rejects a published table without a usable row key (zero-cache
+     * only warns, and never syncs such a table to clients). The stream keeps that rule, but at
+     * commit: {@code CREATE TABLE t(...); ALTER TABLE t ADD PRIMARY KEY (...)} in one transaction
+     * is fine, and only a committed keyless table halts replication, with the same error a
+     * re-sync would give.
+     */
+    @Override
+    public void beforeCommit() {
+        UnsupportedSchemaChangeException e = keylessAtCommit;
+        keylessAtCommit = null;
+        if (e != null) {
+            throw e;
+        }
+    }
+
+    private UnsupportedSchemaChangeException keylessTable(DdlEvent event) {
+        if (!validator.requiresRowKey()) {
+            return null;
+        }
+        PublishedSchema schema = event.schema();
+        for (var table : schema.tables()) {
+            var missing = validator.missingRowKey(table, schema.indexes());
+            if (missing.isPresent()) {
+                return new UnsupportedSchemaChangeException("UnsupportedTableSchemaError: " + missing.get(),
+                        event.context(), new UnsupportedTableSchemaException(missing.get()));
+            }
+        }
+        return null;
     }
 
     /**

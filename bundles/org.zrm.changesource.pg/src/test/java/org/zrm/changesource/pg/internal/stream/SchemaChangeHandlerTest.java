@@ -95,6 +95,30 @@ class SchemaChangeHandlerTest {
     }
 
     @Test
+    void aKeylessTableIsAllowedWithinATransactionAndRejectedWhenItCommits() {
+        String keyless = schemaJson(List.of(table(101, "public", "bar", 'd', "[]", text("a", 1, true))), List.of());
+        String keyed = schemaJson(List.of(table(101, "public", "bar", 'd', "[\"a\"]", text("a", 1, true))),
+                List.of(index("public", "bar", "bar_pkey", true, true, false, "\"a\":\"ASC\"")));
+        // CREATE TABLE bar(a text not null); ALTER TABLE bar ADD PRIMARY KEY (a); in one transaction.
+        assertEquals(List.of("create-table"), tags(event("ddlUpdate", S0, keyless, "CREATE TABLE", "CREATE TABLE bar")));
+        assertEquals(List.of("update-table-metadata", "create-index"),
+                tags(event("ddlUpdate", keyless, keyed, "ALTER TABLE", "ALTER TABLE bar ADD PRIMARY KEY (a)")));
+        handler.beforeCommit(); // the committed schema has a key
+
+        // The same CREATE TABLE committed on its own halts, with the event's query as context.
+        tags(event("ddlUpdate", keyed, S0, "DROP TABLE", "DROP TABLE bar"));
+        handler.beforeCommit();
+        tags(event("ddlUpdate", S0, keyless, "CREATE TABLE", "CREATE TABLE bar"));
+        UnsupportedSchemaChangeException e = org.junit.jupiter.api.Assertions.assertThrows(
+                UnsupportedSchemaChangeException.class, handler::beforeCommit);
+        assertEquals("UnsupportedTableSchemaError: Table \"bar\" has no PRIMARY KEY and no UNIQUE index over NOT NULL"
+                + " columns. Add a primary key (or a unique index on non-null columns) so that its rows can be"
+                + " identified and synced to clients.", e.description());
+        assertEquals("CREATE TABLE bar", e.context().get("query"));
+        handler.beforeCommit(); // reported once, for the transaction that committed it
+    }
+
+    @Test
     void effectiveTagRules() {
         DdlEvent start = DdlEvent.parse(event("ddlStart", S0, S0, "CREATE TABLE", "q"), CODEC);
         DdlEvent update = DdlEvent.parse(event("ddlUpdate", S0, S0, "ALTER TABLE", "q"), CODEC);
