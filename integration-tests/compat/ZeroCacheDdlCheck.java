@@ -567,10 +567,14 @@ public final class ZeroCacheDdlCheck extends CompatSupport {
         step("cleanup/zero-cache-stops", zero::stop);
     }
 
-    /** zero-cache warnings that say nothing about schema changes (see ZeroCacheStreamerCheck). */
+    /**
+     * zero-cache warnings that say nothing about schema changes (see ZeroCacheStreamerCheck), plus
+     * its change-DB ping report, which only says how busy this shared machine is.
+     */
     private static final java.util.regex.Pattern BENIGN = java.util.regex.Pattern.compile(
             "Missing --litestream-executable|\"message\":\"(high replication lag: \\d+ ms"
-                    + "|Unable to create full ReplicationStatusEvent|No subscribers to confirm cleanup)\"");
+                    + "|Unable to create full ReplicationStatusEvent|No subscribers to confirm cleanup"
+                    + "|average ping to change db@[^\"]*|ideal db ping time is < 5 ms)\"");
 
     /** Fails on errors and resets, and on warnings of the workers that replicate; lists other warnings. */
     private static void assertZeroClean(ZeroCache zero) {
