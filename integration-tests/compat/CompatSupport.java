@@ -144,7 +144,12 @@ abstract class CompatSupport {
      * "applied", so bounded retry is the only option.
      */
     static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
+        awaitTrue(condition, what, WAIT);
+    }
+
+    /** {@link #awaitTrue(BooleanSupplier, String)} with its own deadline. */
+    static void awaitTrue(BooleanSupplier condition, String what, Duration wait) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
         long sleep = 50;
         while (true) {
             RuntimeException last = null;
@@ -156,7 +161,7 @@ abstract class CompatSupport {
                 last = e;
             }
             if (System.nanoTime() > deadline) {
-                throw new CheckFailed("timed out after " + WAIT.toSeconds() + " s waiting for " + what
+                throw new CheckFailed("timed out after " + wait.toSeconds() + " s waiting for " + what
                         + (last == null ? "" : " (last error: " + last + ")"));
             }
             Thread.sleep(sleep);
@@ -690,6 +695,16 @@ abstract class CompatSupport {
         private WebSocket ws;
         private volatile String closed;
         private int received;
+        /**
+         * The acks sent so far: java.net.http allows one outstanding send, a second one fails its
+         * future, and zero-cache ends the stream on the next ack when one is missing.
+         */
+        private CompletableFuture<WebSocket> sends;
+
+        private void ack(long id) {
+            String text = "{\"ack\":" + id + "}";
+            sends = sends == null ? ws.sendText(text, true) : sends.thenCompose(w -> w.sendText(text, true));
+        }
 
         int received() {
             return received;
@@ -721,7 +736,7 @@ abstract class CompatSupport {
                 }
                 Frame f = codec.decodeFrame(frame);
                 received++;
-                ws.sendText("{\"ack\":" + f.id() + "}", true);
+                ack(f.id());
                 String msg = f.msg();
                 if (msg.startsWith("[\"begin\"")) {
                     txn.clear();
@@ -731,6 +746,33 @@ abstract class CompatSupport {
                 }
                 if (msg.startsWith("[\"commit\"") && msg.endsWith("{\"watermark\":\"" + watermark + "\"}]")) {
                     return txn;
+                }
+            }
+        }
+
+        /**
+         * Every begin, data and commit message received up to and including the commit at
+         * {@code watermark}, as received (a catch-up from the change log followed by live ones).
+         */
+        List<String> allUntilCommit(String watermark) throws Exception {
+            List<String> out = new ArrayList<>();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (true) {
+                String frame = frames.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (frame == null) {
+                    throw new CheckFailed("no commit at " + watermark + " from the change-streamer"
+                            + (closed == null ? "" : " (closed: " + closed + ")") + "; received " + out.size()
+                            + " messages, the last " + out.subList(Math.max(0, out.size() - 3), out.size()));
+                }
+                Frame f = codec.decodeFrame(frame);
+                received++;
+                ack(f.id());
+                String msg = f.msg();
+                if (msg.startsWith("[\"begin\"") || msg.startsWith("[\"data\"") || msg.startsWith("[\"commit\"")) {
+                    out.add(msg);
+                }
+                if (msg.startsWith("[\"commit\"") && msg.endsWith("{\"watermark\":\"" + watermark + "\"}]")) {
+                    return out;
                 }
             }
         }

@@ -48,6 +48,8 @@ public class ChangeStreamerEndToEndIT {
 
     private static final int SUBSCRIBERS = 200;
     private static final int BURST_TRANSACTIONS = 20;
+    /** Marker rows for {@link Pipeline#settledWatermark}. */
+    private static final String SETTLE = "it_settle";
 
     @Inject
     private BundleContext context;
@@ -62,7 +64,8 @@ public class ChangeStreamerEndToEndIT {
                 "CREATE TABLE it_catchup (id int4 PRIMARY KEY, label text)",
                 "CREATE TABLE it_reconnect (id int4 PRIMARY KEY)",
                 "CREATE TABLE it_acks (id int4 PRIMARY KEY)",
-                "CREATE TABLE it_burst (id int4 PRIMARY KEY)");
+                "CREATE TABLE it_burst (id int4 PRIMARY KEY)",
+                "CREATE TABLE " + SETTLE + " (id int8 PRIMARY KEY)");
     }
 
     @Before
@@ -74,7 +77,7 @@ public class ChangeStreamerEndToEndIT {
     @Test
     public void upstreamChangesReachSubscriberAndReplicaFile() throws Exception {
         // Start after everything already stored, so exactly the transactions below arrive.
-        String start = pipeline.lastStoredWatermark();
+        String start = pipeline.settledWatermark(SETTLE);
         ChangesClient sub = ChangesClient.connect(pipeline.http(),
                 ChangesClient.changesUri(pipeline.port(), 6, ChangesClient.query("it-e2e", replicaVersion, start)));
         assertEquals("status", sub.awaitFirstFrame().type());
@@ -108,6 +111,7 @@ public class ChangeStreamerEndToEndIT {
         String last = txs.get(2).commitWatermark();
 
         // The same transactions were made durable in the change log, at the same watermarks.
+        pipeline.awaitStored(last);
         List<String> stored = pipeline.storedCommitWatermarks();
         for (Transaction tx : txs) {
             assertTrue(tx.commitWatermark() + " not in " + stored, stored.contains(tx.commitWatermark()));
@@ -232,7 +236,7 @@ public class ChangeStreamerEndToEndIT {
 
     @Test
     public void garbageAckClosesOnlyThatConnection() throws Exception {
-        String start = pipeline.lastStoredWatermark();
+        String start = pipeline.settledWatermark(SETTLE);
         ChangesClient bad = ChangesClient.connect(pipeline.http(), ChangesClient.changesUri(pipeline.port(), 6,
                 ChangesClient.query("it-garbage", replicaVersion, start)));
         ChangesClient good = ChangesClient.connect(pipeline.http(), ChangesClient.changesUri(pipeline.port(), 6,
@@ -259,7 +263,7 @@ public class ChangeStreamerEndToEndIT {
 
     @Test
     public void reconnectFromTheLastWatermarkResumesWithoutGapOrDuplicate() throws Exception {
-        String start = pipeline.lastStoredWatermark();
+        String start = pipeline.settledWatermark(SETTLE);
         String query = ChangesClient.query("it-reconnect", replicaVersion, start);
         ChangesClient first = ChangesClient.connect(pipeline.http(), ChangesClient.changesUri(pipeline.port(), 6, query));
         pipeline.exec("INSERT INTO it_reconnect VALUES (1)", "INSERT INTO it_reconnect VALUES (2)");
@@ -294,7 +298,7 @@ public class ChangeStreamerEndToEndIT {
 
     @Test
     public void manyConcurrentSubscribersAllReceiveABurst() throws Exception {
-        String start = pipeline.lastStoredWatermark();
+        String start = pipeline.settledWatermark(SETTLE);
         HttpClient http = HttpClient.newHttpClient();
         List<CompletableFuture<ChangesClient>> connecting = new ArrayList<>();
         for (int i = 0; i < SUBSCRIBERS; i++) {

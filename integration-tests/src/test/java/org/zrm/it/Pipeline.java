@@ -118,6 +118,37 @@ final class Pipeline {
         }
     }
 
+    /**
+     * Waits until the storer's {@code lastWatermark} has reached {@code watermark}. The change
+     * streamer forwards a transaction to subscribers without waiting for the storer (as zero-cache
+     * does), so a test that received a commit live must wait before it looks in the change log.
+     */
+    void awaitStored(String watermark) throws Exception {
+        long deadline = System.nanoTime() + SLOW_WAIT.toNanos();
+        String last = lastStoredWatermark();
+        while (last.compareTo(watermark) < 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("change log at " + last + ", not at " + watermark + " within " + SLOW_WAIT);
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+            last = lastStoredWatermark();
+        }
+    }
+
+    /**
+     * A watermark to subscribe at so that only transactions committed after this call arrive:
+     * commits a marker row into {@code markerTable} (an {@code int8 id} primary key) and waits until
+     * the storer has it. Commits stream and are stored in commit order, so everything committed
+     * before the marker (e.g. by an earlier test of the class) is then at or below the returned
+     * watermark; {@link #lastStoredWatermark()} alone may still lag behind such commits.
+     */
+    String settledWatermark(String markerTable) throws Exception {
+        long id = Long.parseLong(queryStrings("INSERT INTO " + markerTable + " SELECT coalesce(max(id), 0) + 1 FROM "
+                + markerTable + " RETURNING id").get(0));
+        awaitStoredInsert(markerTable, id);
+        return lastStoredWatermark();
+    }
+
     List<String> queryStrings(String sql) throws SQLException {
         try (Connection c = upstream(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             List<String> out = new ArrayList<>();
