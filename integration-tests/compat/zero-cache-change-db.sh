@@ -9,5 +9,5 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=${ZRM_COMPAT_WORK:-$(mktemp -d /tmp/zrm-compat.XXXXXX)}
 
 compat_installs
-compat_classpath org.zrm.api org.zrm.pgcluster org.zrm.storer
+compat_classpath org.zrm.api org.zrm.protocol.json org.zrm.pgcluster org.zrm.storer
 compat_run ZeroCacheChangeDbCheck

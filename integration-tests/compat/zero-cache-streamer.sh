@@ -12,5 +12,5 @@ WORK=${ZRM_COMPAT_WORK:-$(mktemp -d /tmp/zrm-compat-streamer.XXXXXX)}
 
 compat_installs
 compat_runtime_jars
-compat_classpath org.zrm.api org.zrm.pgcluster
+compat_classpath org.zrm.api org.zrm.protocol.json org.zrm.pgcluster
 compat_run ZeroCacheStreamerCheck

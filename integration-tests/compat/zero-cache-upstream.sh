@@ -10,6 +10,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=${ZRM_COMPAT_WORK:-$(mktemp -d /tmp/zrm-compat-upstream.XXXXXX)}
 
 compat_installs
-compat_classpath org.zrm.api org.zrm.replica org.zrm.pgcluster org.zrm.changesource.pg
+compat_classpath org.zrm.api org.zrm.protocol.json org.zrm.replica org.zrm.pgcluster org.zrm.changesource.pg
 CP=$CP:$(m2_jar org/xerial sqlite-jdbc "$(pom_prop sqlite.version)")
 compat_run ZeroCacheUpstreamCheck
