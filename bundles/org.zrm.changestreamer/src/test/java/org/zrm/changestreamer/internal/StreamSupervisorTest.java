@@ -74,6 +74,22 @@ class StreamSupervisorTest {
                 replicaVersion, watermark, false), supervisor);
     }
 
+    /**
+     * The registration of a subscriber is handed to whoever holds the stream lock (here the
+     * session, mid-transaction), so it lands a moment after {@code subscribe} returns.
+     */
+    private Subscriber awaitRegistered(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            java.util.Optional<Subscriber> sub = registry.subscribers().stream().filter(s -> s.id.equals(id)).findFirst();
+            if (sub.isPresent()) {
+                return sub.get();
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("subscriber " + id + " was not registered within 10 s");
+    }
+
     private void expectAcks(String... watermarks) throws InterruptedException {
         for (String w : watermarks) {
             ChangeSourceUpstream ack = source.acks.poll(10, TimeUnit.SECONDS);
@@ -148,8 +164,7 @@ class StreamSupervisorTest {
         start(ChangeStreamerServicePgTest.DEFAULTS, src);
         try (Drain serving = streamIntoOpenTransaction()) {
             Subscription backup = subscribe("backup-id", "02", "01", ReplicatorMode.BACKUP);
-            Subscriber backupSub = registry.subscribers().stream().filter(s -> s.id.equals("backup-id")).findFirst()
-                    .orElseThrow();
+            Subscriber backupSub = awaitRegistered("backup-id");
             // What the catch-up reader reports when the backup's watermark was purged.
             supervisor.backupBehind(backupSub, new WatermarkTooOldException("03", "02"));
             assertEquals(ROLLBACK, serving.next());
