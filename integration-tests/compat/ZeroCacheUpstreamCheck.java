@@ -20,7 +20,7 @@ import org.zrm.changesource.pg.internal.setup.ShardConfig;
 import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
 import org.zrm.changesource.pg.internal.sync.JdbcPgConnector;
-import org.zrm.changesource.pg.internal.sync.ReplicaInitializer;
+import org.zrm.changesource.pg.internal.sync.ReplicaBootstrap;
 import org.zrm.protocol.ChangeSourceUpstream;
 import org.zrm.protocol.ChangeStreamMessage;
 
@@ -128,7 +128,7 @@ public final class ZeroCacheUpstreamCheck extends CompatSupport {
             String dumpBefore = normalizedDump(ZERO_FIRST);
             List<String> replicasBefore = strings(ZERO_FIRST, REPLICAS_SQL);
             boolean zrmOk = step("zero-first/zrm-initializes", () -> {
-                ReplicaInitializer.Result r = zrmInitialize(ZERO_FIRST, zrmFile);
+                ReplicaBootstrap.Result r = zrmInitialize(ZERO_FIRST, zrmFile);
                 String dumpAfter = normalizedDump(ZERO_FIRST);
                 expect(dumpBefore.equals(dumpAfter), "ZRM changed the upstream catalog zero-cache set up:\n"
                         + diff(dumpBefore, dumpAfter));
@@ -295,12 +295,12 @@ public final class ZeroCacheUpstreamCheck extends CompatSupport {
 
     // ------------------------------------------------------------------ ZRM
 
-    private ReplicaInitializer zrmInitializer(String db, Path file) {
-        return new ReplicaInitializer(SHARD_CONFIG, JdbcPgConnector.fromUri(cluster.uri(db)), file,
+    private ReplicaBootstrap zrmInitializer(String db, Path file) {
+        return new ReplicaBootstrap(SHARD_CONFIG, JdbcPgConnector.fromUri(cluster.uri(db)), file,
                 InitialSyncOptions.defaults(), Map.of("appID", APP, "hostname", "zrm-compat"));
     }
 
-    private ReplicaInitializer.Result zrmInitialize(String db, Path file) throws Exception {
+    private ReplicaBootstrap.Result zrmInitialize(String db, Path file) throws Exception {
         return zrmInitializer(db, file).initialize(false);
     }
 
@@ -310,7 +310,7 @@ public final class ZeroCacheUpstreamCheck extends CompatSupport {
         final ChangeStream stream;
 
         ZrmStream(String db, Path zrmFile) throws Exception {
-            ReplicaInitializer init = zrmInitializer(db, zrmFile);
+            ReplicaBootstrap init = zrmInitializer(db, zrmFile);
             PgSourceSettings settings = PgSourceSettings.defaults(cluster.uri(db), new ShardId(APP, SHARD_NUM),
                     List.of()).withReplicaFile(zrmFile.toString()).withLagReportIntervalMs(0);
             source = new PgChangeSource(settings, reset -> init.initialize(reset).subscriptionState());

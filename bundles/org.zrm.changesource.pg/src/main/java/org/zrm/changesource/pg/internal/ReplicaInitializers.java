@@ -19,8 +19,8 @@ final class ReplicaInitializers {
         Map<String, Object> context = new LinkedHashMap<>();
         context.put("appID", settings.shard().appId());
         context.put("hostname", hostname());
-        org.zrm.changesource.pg.internal.sync.ReplicaInitializer init =
-                new org.zrm.changesource.pg.internal.sync.ReplicaInitializer(shard,
+        org.zrm.changesource.pg.internal.sync.ReplicaBootstrap init =
+                new org.zrm.changesource.pg.internal.sync.ReplicaBootstrap(shard,
                         JdbcPgConnector.fromUri(settings.upstreamUri()), Path.of(settings.replicaFile()),
                         options, context);
         return new ReplicaInitializer() {

@@ -26,13 +26,13 @@ import org.zrm.testing.PostgresTest;
  * publications", "missing replication slot").
  */
 @PostgresTest
-class ReplicaInitializerPgTest {
+class ReplicaBootstrapPgTest {
 
     @TempDir
     Path dir;
 
-    private ReplicaInitializer initializer(PgDatabase db, ShardConfig shard, Path file) {
-        return new ReplicaInitializer(shard, JdbcPgConnector.fromUri(db.uri()), file, InitialSyncOptions.defaults(),
+    private ReplicaBootstrap initializer(PgDatabase db, ShardConfig shard, Path file) {
+        return new ReplicaBootstrap(shard, JdbcPgConnector.fromUri(db.uri()), file, InitialSyncOptions.defaults(),
                 Map.of("taskID", "t1"));
     }
 
@@ -47,7 +47,7 @@ class ReplicaInitializerPgTest {
         exec(db, "CREATE TABLE IF NOT EXISTS foo (id int PRIMARY KEY)");
         Path file = dir.resolve("replica.db");
         ShardConfig shard = ShardConfig.of("restart", 0, List.of());
-        ReplicaInitializer.Result first = initializer(db, shard, file).initialize(false);
+        ReplicaBootstrap.Result first = initializer(db, shard, file).initialize(false);
         assertTrue(first.initialSync().isPresent());
         assertEquals(first.subscriptionState().replicaVersion(), first.subscriptionState().watermark());
         assertEquals(List.of("_restart_metadata_0", "_restart_public_0"), first.subscriptionState().publications());
@@ -55,12 +55,12 @@ class ReplicaInitializerPgTest {
         assertTrue(first.upstreamReplica().ddlDetection());
         assertEquals(Map.of("taskID", "t1"), first.upstreamReplica().initialSyncContext());
 
-        ReplicaInitializer.Result second = initializer(db, shard, file).initialize(false);
+        ReplicaBootstrap.Result second = initializer(db, shard, file).initialize(false);
         assertFalse(second.initialSync().isPresent());
         assertEquals(first.subscriptionState(), second.subscriptionState());
         assertEquals(first.upstreamReplica().id(), second.upstreamReplica().id());
 
-        ReplicaInitializer.Result reset = initializer(db, shard, file).initialize(true);
+        ReplicaBootstrap.Result reset = initializer(db, shard, file).initialize(true);
         assertTrue(reset.initialSync().isPresent());
         assertEquals("restart_0_b", reset.upstreamReplica().slot());
     }
@@ -76,7 +76,7 @@ class ReplicaInitializerPgTest {
         assertEquals("Requested publications [changed_b] do not match configured publications: [changed_a]",
                 e.getMessage());
         // the shard was dropped so that the reset re-creates it with the new publications
-        ReplicaInitializer.Result again = initializer(db, ShardConfig.of("changed", 0, List.of("changed_b")), file)
+        ReplicaBootstrap.Result again = initializer(db, ShardConfig.of("changed", 0, List.of("changed_b")), file)
                 .initialize(true);
         assertEquals(List.of("_changed_metadata_0", "changed_b"), again.subscriptionState().publications());
     }
@@ -96,7 +96,7 @@ class ReplicaInitializerPgTest {
     @Test
     void missingReplicationSlot(PgDatabase db) throws Exception {
         Path file = dir.resolve("noslot.db");
-        ReplicaInitializer.Result r = initializer(db, ShardConfig.of("noslot", 0, List.of()), file).initialize(false);
+        ReplicaBootstrap.Result r = initializer(db, ShardConfig.of("noslot", 0, List.of()), file).initialize(false);
         exec(db, "SELECT pg_drop_replication_slot('" + r.upstreamReplica().slot() + "')");
         AutoResetException e = assertThrows(AutoResetException.class,
                 () -> initializer(db, ShardConfig.of("noslot", 0, List.of()), file).initialize(false));
@@ -106,7 +106,7 @@ class ReplicaInitializerPgTest {
     @Test
     void replicaUnknownUpstream(PgDatabase db) throws Exception {
         Path file = dir.resolve("unknown.db");
-        ReplicaInitializer.Result r = initializer(db, ShardConfig.of("unk", 0, List.of()), file).initialize(false);
+        ReplicaBootstrap.Result r = initializer(db, ShardConfig.of("unk", 0, List.of()), file).initialize(false);
         exec(db, "DELETE FROM unk_0.replicas");
         AutoResetException e = assertThrows(AutoResetException.class,
                 () -> initializer(db, ShardConfig.of("unk", 0, List.of()), file).initialize(false));

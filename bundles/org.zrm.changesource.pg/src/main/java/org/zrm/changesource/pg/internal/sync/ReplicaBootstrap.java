@@ -30,9 +30,9 @@ import org.zrm.replica.ReplicaStateReader;
  * (retrying cannot help); lineage problems → {@link AutoResetException}; connection and other SQL
  * errors → {@link ChangeSourceException} (retryable).
  */
-public final class ReplicaInitializer {
+public final class ReplicaBootstrap {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ReplicaInitializer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaBootstrap.class);
 
     /** What {@link #initialize} found or created. */
     public record Result(SubscriptionState subscriptionState, UpstreamReplica upstreamReplica,
@@ -45,7 +45,7 @@ public final class ReplicaInitializer {
     private final Map<String, Object> serverContext;
     private final AtomicReference<SyncProgress> currentSync = new AtomicReference<>();
 
-    public ReplicaInitializer(ShardConfig shard, PgConnector connector, Path replicaFile, InitialSyncOptions options,
+    public ReplicaBootstrap(ShardConfig shard, PgConnector connector, Path replicaFile, InitialSyncOptions options,
             Map<String, Object> serverContext) {
         this.shard = shard;
         this.connector = connector;
