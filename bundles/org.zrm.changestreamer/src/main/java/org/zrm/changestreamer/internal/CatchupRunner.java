@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,7 +65,13 @@ final class CatchupRunner implements CatchupHandler {
             executor.execute(() -> serve(snapshot, requests));
         } catch (RejectedExecutionException e) {
             snapshot.close();
-            ChangeLogException cause = new ChangeLogException("change streamer is shutting down", e);
+            boolean stopping = executor instanceof ExecutorService es && es.isShutdown();
+            ChangeLogException cause = new ChangeLogException(stopping ? "change streamer is shutting down"
+                    : "too many catch-ups are waiting for a thread; reconnect later", e);
+            if (!stopping) {
+                LOG.warn("change-streamer: catch-up queue full; {} subscriber(s) refused, they will reconnect",
+                        requests.size());
+            }
             requests.forEach(r -> r.fail(cause));
         }
     }

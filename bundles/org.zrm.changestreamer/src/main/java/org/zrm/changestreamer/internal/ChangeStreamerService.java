@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -68,6 +68,9 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
     private final ExecutorService catchupExecutor;
     private final ScheduledExecutorService timers;
 
+    /** Catch-ups waiting for a thread; each holds a pinned change-log snapshot. */
+    static final int CATCHUP_QUEUE = 64;
+
     /**
      * Creates the streamer; {@link #start()} starts it.
      *
@@ -94,9 +97,10 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
                 SubscriberRegistry.DEFAULT_MAX_PENDING, codec.encode(new Downstream.StatusMessage(new StreamerStatus())));
         this.timers = new ScheduledThreadPoolExecutor(2, daemon("zrm-changestreamer-timer"));
         // Each queued task holds a pinned snapshot, i.e. a connection of the change log's bounded
-        // pool, so the queue is bounded by that pool in practice.
+        // pool. The queue is bounded too: past CATCHUP_QUEUE waiting catch-ups, CatchupRunner fails
+        // the new requests at once (their subscribers reconnect) instead of holding their snapshots.
         ThreadPoolExecutor pool = new ThreadPoolExecutor(settings.catchupThreads(), settings.catchupThreads(), 30,
-                TimeUnit.SECONDS, new LinkedBlockingQueue<>(), daemon("zrm-changestreamer-catchup"));
+                TimeUnit.SECONDS, new ArrayBlockingQueue<>(CATCHUP_QUEUE), daemon("zrm-changestreamer-catchup"));
         pool.allowCoreThreadTimeOut(true);
         this.catchupExecutor = pool;
         // The supervisor exists before any catch-up can run: catch-ups start only once it streams.

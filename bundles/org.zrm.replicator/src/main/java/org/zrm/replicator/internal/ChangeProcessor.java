@@ -60,8 +60,21 @@ final class ChangeProcessor implements AutoCloseable {
     private boolean schemaChanged;
     private int changeLogEntries;
     private Throwable failure;
+    private final int beginAttempts;
+
+    /**
+     * Busy timeouts (the writer connection's {@code busy_timeout}, 30 s) a transaction waits for the
+     * replica's write lock before it fails: 10 minutes.
+     */
+    static final int BEGIN_ATTEMPTS = 20;
 
     ChangeProcessor(Connection db, ProtocolCodec codec) throws SQLException {
+        this(db, codec, BEGIN_ATTEMPTS);
+    }
+
+    /** @param beginAttempts busy timeouts to wait for the write lock before a transaction fails */
+    ChangeProcessor(Connection db, ProtocolCodec codec, int beginAttempts) throws SQLException {
+        this.beginAttempts = beginAttempts;
         this.db = db;
         this.codec = codec;
         this.statements = new StatementCache(db);
@@ -120,9 +133,12 @@ final class ChangeProcessor implements AutoCloseable {
                     + begin.commitWatermark() + " arrived");
         }
         // A plain BEGIN IMMEDIATE (not CONCURRENT): it takes the write lock now. SQLITE_BUSY after the
-        // 30 s busy timeout means another process (litestream checkpointing) holds it for long; keep
-        // waiting, as upstream does, since the transaction cannot be applied any other way.
-        while (true) {
+        // busy timeout means another connection (litestream checkpointing) holds it for long. Upstream
+        // waits forever; we wait a bounded number of busy timeouts and then fail the transaction with
+        // a clear error, so a replica held by a stuck or foreign writer shows up in /status and the
+        // log instead of a replicator that silently stops; the replicator then resubscribes from the
+        // replica's watermark, so nothing is lost.
+        for (int attempt = 1; ; attempt++) {
             try (Statement st = db.createStatement()) {
                 st.execute("BEGIN IMMEDIATE");
                 break;
@@ -130,8 +146,13 @@ final class ChangeProcessor implements AutoCloseable {
                 if (!isBusy(e)) {
                     throw e;
                 }
-                LOG.warn("replicator: replica is locked by another connection; still waiting to begin {}",
-                        begin.commitWatermark());
+                if (attempt >= beginAttempts) {
+                    throw new ChangeProcessingException("the replica is locked by another connection (e.g. litestream,"
+                            + " or a second process writing the file): gave up beginning " + begin.commitWatermark()
+                            + " after " + attempt + " busy timeouts", e);
+                }
+                LOG.warn("replicator: replica is locked by another connection; still waiting to begin {} (attempt {}"
+                        + " of {})", begin.commitWatermark(), attempt, beginAttempts);
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for the replica's write lock");
                 }

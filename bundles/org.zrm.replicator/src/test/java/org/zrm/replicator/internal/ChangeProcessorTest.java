@@ -314,4 +314,24 @@ class ChangeProcessorTest {
                 "SELECT backfill FROM \"_zero.column_metadata\" WHERE table_name = 'issue' AND column_name = 'score'"));
         assertEquals("0e", TestReplica.scalar(reader, "SELECT minRowVersion FROM \"_zero.tableMetadata\" WHERE \"table\" = 'issue'"));
     }
+
+    @Test
+    void aReplicaLockedByAnotherWriterFailsTheTransactionAfterABoundedWait() throws Exception {
+        java.sql.Connection writer = new ReplicaFile(file, 1000).openWriter();
+        try (java.sql.Statement w = writer.createStatement()) {
+            w.execute("PRAGMA busy_timeout = 50");
+        }
+        try (java.sql.Connection other = TestReplica.open(file);
+                java.sql.Statement st = other.createStatement()) {
+            st.execute("BEGIN IMMEDIATE"); // a foreign writer holds the write lock
+            try (ChangeProcessor bounded = new ChangeProcessor(writer, Msgs.CODEC, 3)) {
+                ChangeProcessingException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        ChangeProcessingException.class,
+                        () -> bounded.process(Msgs.decode(begin("02"))));
+                assertTrue(e.getMessage().contains("the replica is locked by another connection"), e.getMessage());
+                assertTrue(e.getMessage().contains("after 3 busy timeouts"), e.getMessage());
+            }
+            st.execute("ROLLBACK");
+        }
+    }
 }
