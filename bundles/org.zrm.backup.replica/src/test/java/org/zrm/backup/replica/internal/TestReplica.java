@@ -6,46 +6,13 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Properties;
 import org.sqlite.JDBC;
+import org.zrm.replica.ReplicaLayout;
 
-/** A replica file as the backup-mode replicator leaves it: the §5.1 metadata tables, WAL journal. */
+/** A replica file as the backup-mode replicator leaves it: the §5.1 metadata tables (written by the layout), WAL journal. */
 final class TestReplica {
-
-    /** The replication-state tables of spec §5.1 ({@code createReplicationStateTables} + migration runner). */
-    static final String DDL = """
-            CREATE TABLE "_zero.replicationConfig" (
-              replicaVersion TEXT NOT NULL,
-              publications TEXT NOT NULL,
-              initialSyncContext TEXT DEFAULT '{}',
-              lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
-            );
-            CREATE TABLE "_zero.replicationState" (
-              stateVersion TEXT NOT NULL,
-              writeTimeMs INTEGER,
-              lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
-            );
-            CREATE TABLE "_zero.changeLog2" (
-              "stateVersion"              TEXT NOT NULL,
-              "pos"                       INT  NOT NULL,
-              "table"                     TEXT NOT NULL,
-              "rowKey"                    TEXT NOT NULL,
-              "op"                        TEXT NOT NULL,
-              "backfillingColumnVersions" TEXT DEFAULT '{}',
-              PRIMARY KEY("stateVersion", "pos"),
-              UNIQUE("table", "rowKey")
-            );
-            CREATE TABLE "_zero.runtimeEvents" (
-              event TEXT PRIMARY KEY ON CONFLICT REPLACE,
-              timestamp TEXT NOT NULL DEFAULT (current_timestamp)
-            );
-            CREATE TABLE IF NOT EXISTS "_zero.versionHistory" (
-              dataVersion INTEGER NOT NULL,
-              schemaVersion INTEGER NOT NULL,
-              minSafeVersion INTEGER NOT NULL,
-              lock INTEGER PRIMARY KEY DEFAULT 1 CHECK (lock=1)
-            );
-            """;
 
     private TestReplica() {}
 
@@ -67,23 +34,10 @@ final class TestReplica {
                     throw new IllegalStateException("not WAL: " + rs.getString(1));
                 }
             }
-            for (String ddl : DDL.split(";")) {
-                if (!ddl.isBlank()) {
-                    st.execute(ddl);
-                }
-            }
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO \"_zero.replicationConfig\""
-                    + " (replicaVersion, publications) VALUES (?, '[\"_zero_public_0\"]')")) {
-                ps.setString(1, stateVersion);
-                ps.executeUpdate();
-            }
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO \"_zero.replicationState\""
-                    + " (stateVersion, writeTimeMs) VALUES (?, unixepoch('subsec') * 1000)")) {
-                ps.setString(1, stateVersion);
-                ps.executeUpdate();
-            }
-            st.execute("INSERT INTO \"_zero.versionHistory\" (dataVersion, schemaVersion, minSafeVersion)"
-                    + " VALUES (13, 13, 1)");
+            // The layout's own writer (org.zrm.replica), as the initial sync and the replicator use it.
+            ReplicaLayout.createVersionHistoryTable(c);
+            ReplicaLayout.initReplicationState(c, List.of("_zero_public_0"), stateVersion, "{}");
+            ReplicaLayout.writeVersionHistory(c);
         }
     }
 
