@@ -215,8 +215,8 @@ public final class ZeroCacheStreamerCheck extends CompatSupport {
             cfg.put("org.zrm.changesource.pg", null);
             cfg.put("org.zrm.storer", null);
             cfg.put("org.zrm.changestreamer", null);
-            cfg.put("org.zrm.replicator", Map.of("changeStreamer.uri", "ws://127.0.0.1:" + (zeroPort + 1),
-                    "replica.file", zrmReplica.toString()));
+            cfg.put("org.zrm.replicator", Map.of("upstream.target", "(zrm.replicator.upstream=remote)",
+                    "changeStreamer.uri", "ws://127.0.0.1:" + (zeroPort + 1), "replica.file", zrmReplica.toString()));
             ZrmRuntime zrm = new ZrmRuntime("replicator", Map.of("ZERO_UPSTREAM_DB", cluster.uri(RM_DB)), cfg);
             try {
                 boolean up = step("zrm-from-zero/zrm-replicator-subscribes", () -> {

@@ -6,6 +6,7 @@ import static org.ops4j.pax.exam.CoreOptions.junitBundles;
 import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -17,7 +18,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -62,8 +67,8 @@ final class ZrmRuntimeOptions {
     }
 
     /**
-     * A change-source type no bundle registers: an {@link Streamer#IDLE} streamer waits for such a
-     * source forever.
+     * The type of {@link IdleChangeSource}, which an {@link Streamer#IDLE} streamer selects: its
+     * initialization never ends.
      */
     static final String NO_SOURCE_TYPE = "zrm-it-none";
 
@@ -89,15 +94,44 @@ final class ZrmRuntimeOptions {
 
     /**
      * The runtime with every ZRM component configured (so {@code /status} can be healthy), but
-     * with a change streamer that stays idle: it streams from {@link #NO_SOURCE_TYPE}, which no
-     * bundle registers, and its start-up delay is an hour. Until a source of its type exists, the
+     * with a change streamer that stays idle: it selects {@link IdleChangeSource} (installed as a
+     * bundle of its own), whose initialization never ends, and its start-up delay is an hour. The
      * streamer only migrates the change-log schema and looks (without keeping a lock) for the
-     * oldest change-log row to protect from purging; it never initialises a source, never calls
+     * oldest change-log row to protect from purging; it never gets a replica version, never calls
      * {@code ensureReplicationConfig} and never takes ownership. The replicator waits for a replica
      * file no initial sync creates. For tests that drive the {@code ChangeLog} themselves.
      */
     static Option[] idleStreamerOptions(Path workDir) {
         return options(workDir, Streamer.IDLE, List.of());
+    }
+
+    /**
+     * A one-class bundle holding {@link IdleChangeSource}, written as a jar by hand so that the
+     * tests need no bundle-building library.
+     */
+    private static Path idleSourceBundle(Path workDir) {
+        Manifest manifest = new Manifest();
+        Attributes main = manifest.getMainAttributes();
+        main.put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        main.putValue("Bundle-ManifestVersion", "2");
+        main.putValue("Bundle-SymbolicName", "zrm.it.idlesource");
+        main.putValue("Bundle-Version", "1.0.0");
+        main.putValue("Bundle-Activator", IdleChangeSource.class.getName());
+        main.putValue("Import-Package", "org.osgi.framework,org.zrm.changesource,org.zrm.protocol");
+        String entry = IdleChangeSource.class.getName().replace('.', '/') + ".class";
+        Path jar = workDir.resolve("zrm-it-idlesource.jar");
+        try (InputStream in = IdleChangeSource.class.getClassLoader().getResourceAsStream(entry);
+                JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest)) {
+            if (in == null) {
+                throw new IllegalStateException("no class file " + entry + " on the test class path");
+            }
+            out.putNextEntry(new JarEntry(entry));
+            in.transferTo(out);
+            out.closeEntry();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return jar;
     }
 
     private static Option[] options(Path workDir, Streamer streamer, List<String> upstreamSql) {
@@ -135,26 +169,30 @@ final class ZrmRuntimeOptions {
         Path replica = workDir.resolve("replica.db");
         int httpPort = freePort();
         runSql(database, upstreamSql);
+        // The node's identity, shared by every component (DS multiple configuration PIDs).
+        writeConfig(config.resolve("org.zrm.identity.cfg"), "replica.file = " + replica + "\n"
+                + "task.id = zrm-it\n");
         writeConfig(config.resolve("org.zrm.storer.cfg"), "change.db = " + upstream + "\n");
-        writeConfig(config.resolve("org.zrm.changesource.pg.cfg"), "upstream.db = " + upstream + "\n"
-                + "replica.file = " + replica + "\n");
+        writeConfig(config.resolve("org.zrm.changesource.pg.cfg"), "upstream.db = " + upstream + "\n");
         if (streamer != Streamer.NONE) {
             boolean idle = streamer == Streamer.IDLE;
-            writeConfig(config.resolve("org.zrm.changestreamer.cfg"), "replica.file = " + replica + "\n"
-                    + "task.id = zrm-it\n"
-                    + "changeStreamer.address = 127.0.0.1:" + httpPort + "\n"
-                    + (idle ? "changesource.type = " + NO_SOURCE_TYPE + "\n" : "")
+            if (idle) {
+                options.add(bundle(idleSourceBundle(workDir).toUri().toString()));
+            }
+            writeConfig(config.resolve("org.zrm.changestreamer.cfg"),
+                    "changeStreamer.address = 127.0.0.1:" + httpPort + "\n"
+                    + (idle ? "changeSource.target = (zrm.changesource.type=" + NO_SOURCE_TYPE + ")\n" : "")
                     + "changeStreamer.startupDelayMs = " + (idle ? 3_600_000 : 0) + "\n");
             // Short retries: the replicator polls for the replica file until the initial sync is done.
-            writeConfig(config.resolve("org.zrm.replicator.cfg"), "replica.file = " + replica + "\n"
-                    + "changeStreamer.uri = \n"
-                    + "task.id = zrm-it\n"
+            writeConfig(config.resolve("org.zrm.replicator.cfg"), "upstream.target = (zrm.replicator.upstream=in-process)\n"
                     + "replicator.retryInitialMs = 100\n"
                     + "replicator.retryMaxMs = 1000\n");
             // Every backup monitor configured, so that /status can be healthy; the active one (replica,
             // by the auto rule) waits an hour before its first read, so no test's change log is purged
             // under it. BackupSwapIT overwrites these files with short intervals.
             writeConfig(config.resolve("org.zrm.backup.cfg"), "strategy = auto\nexitOnFatal = false\n");
+            // replica.file is repeated here although the identity has it: a component's own file may
+            // override it, and the backup ITs rewrite these files from their replica.file line.
             writeConfig(config.resolve("org.zrm.backup.replica.cfg"), "replica.file = " + replica + "\n"
                     + "replica.monitor.initialDelayMs = 3600000\n");
             writeConfig(config.resolve("org.zrm.backup.litestream3.cfg"), "replica.file = " + replica + "\n"

@@ -11,9 +11,15 @@ import java.util.stream.Stream;
 /**
  * Seeds a new (empty) configuration folder with the shipped defaults, {@code runtime/conf/*.cfg}.
  * A folder that holds anything is the operator's and is left alone, so edits and deletions survive
- * upgrades.
+ * upgrades, with one exception: a file every component requires ({@link #REQUIRED}) that a folder
+ * from an older version lacks is added, because without it nothing starts; its values are only
+ * defaults, which the components' own files override.
  */
 public final class ConfigSeeder {
+
+    /** Shipped files without which no pipeline component is satisfied. */
+    static final List<String> REQUIRED = List.of("org.zrm.identity.cfg");
+
     /**
      * Copies the shipped {@code .cfg} files into {@code configDir} if it is empty.
      *
@@ -22,7 +28,18 @@ public final class ConfigSeeder {
     public List<Path> seed(Path shippedDir, Path configDir) {
         List<Path> copied = new ArrayList<>();
         try {
-            if (!isEmpty(configDir) || !Files.isDirectory(shippedDir)) {
+            if (!Files.isDirectory(shippedDir)) {
+                return copied;
+            }
+            if (!isEmpty(configDir)) {
+                for (String name : REQUIRED) {
+                    Path shipped = shippedDir.resolve(name);
+                    Path target = configDir.resolve(name);
+                    if (Files.isRegularFile(shipped) && !Files.exists(target)) {
+                        Files.copy(shipped, target);
+                        copied.add(target);
+                    }
+                }
                 return copied;
             }
             try (DirectoryStream<Path> cfgs = Files.newDirectoryStream(shippedDir, "*.cfg")) {

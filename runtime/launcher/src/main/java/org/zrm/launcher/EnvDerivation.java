@@ -10,7 +10,9 @@ import java.util.Set;
  * Fills in the variables zero-cache derives from others, so that the runtime's {@code .cfg} files
  * can read every value with a plain {@code $[env:...]}: {@code ZERO_CHANGE_DB} defaults to
  * {@code ZERO_UPSTREAM_DB}, {@code ZERO_CHANGE_STREAMER_PORT} to {@code ZERO_PORT + 1} and
- * {@code ZERO_LITESTREAM_PORT} to {@code ZERO_PORT + 2}. Variables that are set are never changed.
+ * {@code ZERO_LITESTREAM_PORT} to {@code ZERO_PORT + 2}, and ZRM's {@code ZRM_REPLICATOR_UPSTREAM}
+ * (the replicator's DS target) to {@code remote} when {@code ZERO_CHANGE_STREAMER_URI} is set,
+ * else {@code in-process}. Variables that are set are never changed.
  */
 public final class EnvDerivation {
     private static final int DEFAULT_PORT = 4848;
@@ -34,6 +36,10 @@ public final class EnvDerivation {
         if (isBlank(env.get(EnvRegistry.CHANGE_DB)) && !isBlank(upstream)) {
             env.put(EnvRegistry.CHANGE_DB, upstream);
             derived.add(EnvRegistry.CHANGE_DB);
+        }
+        if (isBlank(env.get(EnvRegistry.REPLICATOR_UPSTREAM))) {
+            env.put(EnvRegistry.REPLICATOR_UPSTREAM, isBlank(env.get(EnvRegistry.CHANGE_STREAMER_URI)) ? "in-process" : "remote");
+            derived.add(EnvRegistry.REPLICATOR_UPSTREAM);
         }
         OptionalInt port = isBlank(env.get(EnvRegistry.PORT)) ? OptionalInt.of(DEFAULT_PORT) : parse(env.get(EnvRegistry.PORT));
         if (port.isPresent()) {

@@ -14,10 +14,14 @@ import java.util.Optional;
 public final class EnvRegistry {
     /** {@code ZERO_UPSTREAM_DB}: the upstream PostgreSQL; unset means "start the embedded one". */
     public static final String UPSTREAM_DB = "ZERO_UPSTREAM_DB";
-    /** {@code ZERO_UPSTREAM_TYPE}: {@code pg} or {@code custom}. */
+    /** {@code ZERO_UPSTREAM_TYPE}: the change source's type, {@code pg} or one a deployed bundle registers. */
     public static final String UPSTREAM_TYPE = "ZERO_UPSTREAM_TYPE";
     /** {@code ZERO_CHANGE_DB}: where the change log lives; defaults to the upstream. */
     public static final String CHANGE_DB = "ZERO_CHANGE_DB";
+    /** {@code ZERO_CHANGE_STREAMER_URI}: a remote change streamer for the replicator, as zero-cache reads it. */
+    public static final String CHANGE_STREAMER_URI = "ZERO_CHANGE_STREAMER_URI";
+    /** {@code ZRM_REPLICATOR_UPSTREAM}: {@code in-process} or {@code remote}, the replicator's DS target. */
+    public static final String REPLICATOR_UPSTREAM = "ZRM_REPLICATOR_UPSTREAM";
     /** {@code ZERO_PORT}: zero-cache's main port; the other ports derive from it. */
     public static final String PORT = "ZERO_PORT";
     /** {@code ZERO_CHANGE_STREAMER_PORT}: the change-streamer's HTTP/WebSocket port. */
@@ -49,7 +53,7 @@ public final class EnvRegistry {
 
     private static final List<EnvVar> VARIABLES = List.of(
             new EnvVar(UPSTREAM_DB, null, "upstream PostgreSQL URI; unset: the launcher starts an embedded PostgreSQL 15", false),
-            new EnvVar(UPSTREAM_TYPE, "pg", "upstream type: pg | custom", false),
+            new EnvVar(UPSTREAM_TYPE, "pg", "change-source type: pg, or a type a deployed change-source bundle registers", false),
             new EnvVar(CHANGE_DB, null, "change-log database URI; default: ZERO_UPSTREAM_DB", false),
             new EnvVar(PORT, "4848", "zero-cache's main port; the other ports derive from it", false),
             new EnvVar(CHANGE_STREAMER_PORT, null, "change-streamer HTTP/WebSocket port; default: ZERO_PORT + 1", false),
@@ -70,7 +74,8 @@ public final class EnvRegistry {
             new EnvVar("ZERO_CHANGE_STREAMER_PROTOCOL", "ws", "ws | wss, prefixed to the published address", false),
             new EnvVar("ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS", "15000", "wait before streaming unless a serving subscriber connects first", false),
             new EnvVar("ZERO_CHANGE_STREAMER_FLOW_CONTROL_CONSENSUS_PADDING_SECONDS", "1", "flow control: after a majority consumed, wait this long for the rest; < 0: wait for all", false),
-            new EnvVar("ZRM_REPLICATOR_CHANGE_STREAMER_URI", null, "replicator source: empty = this runtime's change streamer; ws://host:port of any protocol-v6 change streamer", false),
+            new EnvVar(CHANGE_STREAMER_URI, null, "replicator source: empty = this runtime's change streamer; ws:// or http://host:port of any protocol-v6 change streamer", false),
+            new EnvVar(REPLICATOR_UPSTREAM, "in-process", "replicator upstream: in-process | remote (derived: remote when ZERO_CHANGE_STREAMER_URI is set)", false),
             new EnvVar("ZERO_LITESTREAM_BACKUP_URL", null, "backup destination; with strategy auto it selects the litestream3 (or vfs) backup monitor and enables /snapshot", false),
             new EnvVar("ZERO_LITESTREAM_BACKUP_USING_V5", "false", "the backup is made by litestream v0.5: strategy auto selects the vfs monitor", false),
             new EnvVar("ZERO_LITESTREAM_EXECUTABLE", null, "litestream v0.3 binary the litestream3 monitor lists the destination with", false),

@@ -13,6 +13,10 @@ import java.util.regex.Pattern;
  * one line per problem (empty when all is well).
  */
 public final class EnvValidator {
+
+    private static final Pattern UPSTREAM_TYPE_SYNTAX = Pattern.compile("[A-Za-z0-9._-]+");
+    private static final Pattern STREAMER_URI_SYNTAX =
+            Pattern.compile("(?i)(ws|wss|http|https)://[^\\s]+");
     private static final Pattern APP_ID = Pattern.compile("^[a-z0-9_]+$");
     private static final List<String> PORTS = List.of(EnvRegistry.PORT, EnvRegistry.CHANGE_STREAMER_PORT,
             EnvRegistry.LITESTREAM_PORT, EnvRegistry.ZRM_EMBEDDED_PG_PORT);
@@ -44,8 +48,17 @@ public final class EnvValidator {
             problems.add(EnvRegistry.SHARD_ID + " is no longer an option. Please use " + EnvRegistry.APP_ID + " instead.");
         }
         String type = env.getOrDefault(EnvRegistry.UPSTREAM_TYPE, "pg");
-        if (!type.equals("pg") && !type.equals("custom")) {
-            problems.add(EnvRegistry.UPSTREAM_TYPE + " must be pg or custom, got '" + type + "'");
+        // Any type a deployed bundle may register is allowed (pg ships; custom and third-party
+        // sources come as bundles); the runtime says when nothing registers it. Only the syntax is
+        // checked here, because the value is spliced into a DS target filter.
+        if (!UPSTREAM_TYPE_SYNTAX.matcher(type).matches()) {
+            problems.add(EnvRegistry.UPSTREAM_TYPE + " must be a change-source type (letters, digits, '.', '_' or '-'),"
+                    + " such as pg, got '" + type + "'");
+        }
+        String streamerUri = env.get(EnvRegistry.CHANGE_STREAMER_URI);
+        if (streamerUri != null && !streamerUri.isBlank() && !STREAMER_URI_SYNTAX.matcher(streamerUri.strip()).matches()) {
+            problems.add(EnvRegistry.CHANGE_STREAMER_URI + " must be a ws://, wss://, http:// or https:// URI, got '"
+                    + Secrets.maskUrls(streamerUri) + "'");
         }
         String upstream = env.get(EnvRegistry.UPSTREAM_DB);
         if (type.equals("pg") && upstream != null && !upstream.isBlank()

@@ -17,7 +17,8 @@ class EnvDerivationTest {
         EnvDerivation.Result r = derivation.derive(Map.of());
         assertEquals("4849", r.environment().get("ZERO_CHANGE_STREAMER_PORT"));
         assertEquals("4850", r.environment().get("ZERO_LITESTREAM_PORT"));
-        assertEquals(Set.of("ZERO_CHANGE_STREAMER_PORT", "ZERO_LITESTREAM_PORT"), r.derived());
+        assertEquals(Set.of("ZERO_CHANGE_STREAMER_PORT", "ZERO_LITESTREAM_PORT", "ZRM_REPLICATOR_UPSTREAM"), r.derived());
+        assertEquals("in-process", r.environment().get("ZRM_REPLICATOR_UPSTREAM"));
         assertNull(r.environment().get("ZERO_CHANGE_DB"), "nothing to derive it from");
     }
 
@@ -26,7 +27,7 @@ class EnvDerivationTest {
         EnvDerivation.Result r = derivation.derive(Map.of("ZERO_PORT", "5000", "ZERO_LITESTREAM_PORT", "6000"));
         assertEquals("5001", r.environment().get("ZERO_CHANGE_STREAMER_PORT"));
         assertEquals("6000", r.environment().get("ZERO_LITESTREAM_PORT"));
-        assertEquals(Set.of("ZERO_CHANGE_STREAMER_PORT"), r.derived());
+        assertEquals(Set.of("ZERO_CHANGE_STREAMER_PORT", "ZRM_REPLICATOR_UPSTREAM"), r.derived());
     }
 
     @Test
@@ -45,6 +46,16 @@ class EnvDerivationTest {
     void anUnparsablePortDerivesNothing() {
         EnvDerivation.Result r = derivation.derive(Map.of("ZERO_PORT", "http"));
         assertNull(r.environment().get("ZERO_CHANGE_STREAMER_PORT"));
-        assertEquals(Set.of(), r.derived());
+        assertEquals(Set.of("ZRM_REPLICATOR_UPSTREAM"), r.derived());
+    }
+
+    @Test
+    void aChangeStreamerUriSelectsTheRemoteReplicatorUpstreamUnlessItIsSet() {
+        assertEquals("remote", derivation.derive(Map.of("ZERO_CHANGE_STREAMER_URI", "ws://rm:4849"))
+                .environment().get("ZRM_REPLICATOR_UPSTREAM"));
+        EnvDerivation.Result pinned = derivation.derive(Map.of("ZERO_CHANGE_STREAMER_URI", "ws://rm:4849",
+                "ZRM_REPLICATOR_UPSTREAM", "in-process"));
+        assertEquals("in-process", pinned.environment().get("ZRM_REPLICATOR_UPSTREAM"));
+        assertFalse(pinned.derived().contains("ZRM_REPLICATOR_UPSTREAM"));
     }
 }

@@ -44,7 +44,13 @@ class EnvValidatorTest {
         List<String> problems = validator.validate(Map.of("ZERO_UPSTREAM_DB", "mysql://root:hunter2@h/db"));
         assertEquals(List.of("ZERO_UPSTREAM_DB must be a postgresql:// or postgres:// URI, got 'mysql://root:****@h/db'"), problems);
         assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "http://source:9000")));
-        assertEquals(List.of("ZERO_UPSTREAM_TYPE must be pg or custom, got 'mysql'"), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "mysql")));
+        // Third-party types come as bundles: any filter-safe name passes; the runtime reports a missing one.
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "mysql")));
+        assertEquals(List.of("ZERO_UPSTREAM_TYPE must be a change-source type (letters, digits, '.', '_' or '-'), such as pg,"
+                + " got 'pg)(x=1'"), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "pg)(x=1")));
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_CHANGE_STREAMER_URI", "http://rm:4849")));
+        assertEquals(List.of("ZERO_CHANGE_STREAMER_URI must be a ws://, wss://, http:// or https:// URI, got"
+                + " 'postgres://u:****@h/db'"), validator.validate(Map.of("ZERO_CHANGE_STREAMER_URI", "postgres://u:pw@h/db")));
     }
 
     @Test

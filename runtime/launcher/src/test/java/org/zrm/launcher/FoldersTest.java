@@ -68,4 +68,19 @@ class FoldersTest {
         assertTrue(Files.notExists(config.resolve("org.zrm.b.cfg")));
         assertEquals(List.of(), new ConfigSeeder().seed(tmp.resolve("absent"), Files.createDirectories(tmp.resolve("c2"))));
     }
+
+    @Test
+    void anOlderOperatorFolderGetsTheRequiredIdentityFileAndNothingElse() throws Exception {
+        Path shipped = Files.createDirectories(tmp.resolve("runtime/conf"));
+        Files.writeString(shipped.resolve("org.zrm.identity.cfg"), "app.id = $[env:ZERO_APP_ID;default=zero]\n");
+        Files.writeString(shipped.resolve("org.zrm.b.cfg"), "x = 1\n");
+        Path config = Files.createDirectories(tmp.resolve("conf"));
+        Files.writeString(config.resolve("org.zrm.storer.cfg"), "app.id = mine\n");
+
+        assertEquals(List.of(config.resolve("org.zrm.identity.cfg")), new ConfigSeeder().seed(shipped, config));
+        assertTrue(Files.notExists(config.resolve("org.zrm.b.cfg")), "other new defaults stay out of the operator's folder");
+        Files.writeString(config.resolve("org.zrm.identity.cfg"), "app.id = edited\n");
+        assertEquals(List.of(), new ConfigSeeder().seed(shipped, config));
+        assertEquals("app.id = edited\n", Files.readString(config.resolve("org.zrm.identity.cfg")), "never overwritten");
+    }
 }

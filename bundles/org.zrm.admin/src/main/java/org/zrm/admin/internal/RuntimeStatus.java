@@ -38,8 +38,21 @@ public record RuntimeStatus(String configDir, String deployDir, List<BundleStatu
             List<UnsatisfiedReference> unsatisfiedReferences, String failure) {
     }
 
-    /** A reference that keeps a component from being satisfied, with its target filter. */
-    public record UnsatisfiedReference(String name, String target) {
+    /**
+     * A reference that keeps a component from being satisfied, and what would satisfy it: a
+     * service of {@code service} matching {@code target} (when there is a target).
+     *
+     * @param name the reference's name in the component description
+     * @param service the referenced service interface
+     * @param target the reference's target filter, or {@code null}
+     */
+    public record UnsatisfiedReference(String name, String service, String target) {
+
+        /** The operator-facing sentence: which service, matching what, is missing. */
+        @com.fasterxml.jackson.annotation.JsonProperty("missing")
+        public String missing() {
+            return "no " + service + " service" + (target == null ? "" : " matches " + target);
+        }
     }
 
     /**

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -16,6 +17,7 @@ import org.osgi.service.component.runtime.ServiceComponentRuntime;
 import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
 import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
 import org.osgi.service.component.runtime.dto.UnsatisfiedReferenceDTO;
+import org.osgi.service.component.runtime.dto.ReferenceDTO;
 import org.zrm.admin.internal.RuntimeStatus.BundleStatus;
 import org.zrm.admin.internal.RuntimeStatus.ComponentStatus;
 import org.zrm.admin.internal.RuntimeStatus.UnsatisfiedReference;
@@ -113,10 +115,14 @@ final class StatusCollector {
         ComponentConfigurationDTO worst = configurations.stream()
                 .min(Comparator.comparingInt(c -> severityRank(c.state)))
                 .orElseThrow();
+        Map<String, String> interfaces = new HashMap<>();
+        for (ReferenceDTO reference : description.references) {
+            interfaces.put(reference.name, reference.interfaceName);
+        }
         List<UnsatisfiedReference> unsatisfied = new ArrayList<>();
         for (ComponentConfigurationDTO configuration : configurations) {
             for (UnsatisfiedReferenceDTO reference : configuration.unsatisfiedReferences) {
-                unsatisfied.add(new UnsatisfiedReference(reference.name, reference.target));
+                unsatisfied.add(new UnsatisfiedReference(reference.name, interfaces.get(reference.name), reference.target));
             }
         }
         return new ComponentStatus(description.name, bundle, componentState(worst.state), List.copyOf(unsatisfied),

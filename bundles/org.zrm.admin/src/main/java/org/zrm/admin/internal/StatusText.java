@@ -30,7 +30,7 @@ final class StatusText {
             out.append(String.format("%-26s %-56s %s%n", c.state(), c.name(), c.bundle()));
             if (!c.unsatisfiedReferences().isEmpty()) {
                 out.append("    unsatisfied: ").append(c.unsatisfiedReferences().stream()
-                        .map(r -> r.name() + (r.target() == null ? "" : " " + r.target()))
+                        .map(r -> r.name() + " (" + r.missing() + ")")
                         .collect(Collectors.joining(", "))).append('\n');
             }
             if (c.failure() != null) {

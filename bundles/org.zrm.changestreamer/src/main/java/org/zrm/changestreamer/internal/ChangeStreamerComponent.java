@@ -4,8 +4,11 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -14,6 +17,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.osgi.framework.BundleContext;
+import org.osgi.framework.Filter;
+import org.osgi.framework.FrameworkUtil;
+import org.osgi.framework.InvalidSyntaxException;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
@@ -22,7 +28,6 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
-import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.backup.SnapshotReservation;
@@ -34,35 +39,42 @@ import org.zrm.changestreamer.ChangeStreamer;
 import org.zrm.changestreamer.SnapshotUnavailableException;
 import org.zrm.changestreamer.SubscriberContext;
 import org.zrm.changestreamer.Subscription;
+import org.zrm.config.NodeIdentity;
 import org.zrm.status.MetricsContributor;
 import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
 
 /**
  * Registers the {@link ChangeStreamer} (PID {@value #PID}) over the {@link StorerFactory} and the
- * change source whose {@code zrm.changesource.type} equals {@code changesource.type}. Activation
- * starts the stream loop thread and returns; the loop initialises the source and takes over the
- * change log on its own thread.
+ * change source that {@link ChangeSourceSelection} binds through {@code changeSource.target}.
+ * Activation starts the stream loop thread and returns; the loop initialises the source and takes
+ * over the change log on its own thread.
  *
- * <p>Change sources are tracked dynamically and greedily (any number may be registered; the one of
- * the configured type is used), so a replaced source bundle is picked up without restarting the
- * streamer: removing the active source ends its stream (an open transaction is rolled back), and
- * the loop initialises the replacement and resumes from the change log's last stored watermark.
+ * <p>The selection is tracked dynamically, so a replaced source bundle is picked up without
+ * restarting the streamer: removing the active source ends its stream (an open transaction is
+ * rolled back), and the loop initialises the replacement and resumes from the change log's last
+ * stored watermark. While no source matches, the loop waits; after the grace period it logs one
+ * error naming the filter and the registered change-source types.
  *
  * <p>Invalid configuration values fail activation with an {@link IllegalArgumentException} naming
  * the property; nothing is started then.
  */
 @Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class, BackupControl.class},
-        configurationPid = ChangeStreamerComponent.PID, configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
-@Designate(ocd = ChangeStreamerConfig.class)
+        configurationPid = {NodeIdentity.PID, ChangeStreamerComponent.PID},
+        configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
 public final class ChangeStreamerComponent implements ChangeStreamer, StatusContributor, MetricsContributor,
         BackupControl {
 
     static final String PID = "org.zrm.changestreamer";
+    /** Name of the selection's reference; its target is the configuration's {@code changeSource.target}. */
+    static final String SOURCE_REFERENCE = "changeSource";
+    /** The selection's target when the configuration sets none (the shipped Postgres source). */
+    static final String DEFAULT_SOURCE_TARGET = "(" + ChangeSource.TYPE + "=pg)";
+    /** The property {@code changeSource.target} replaced; still read, to say so. */
+    private static final String RETIRED_SOURCE_TYPE = "changesource.type";
     private static final Logger LOG = LoggerFactory.getLogger(ChangeStreamerComponent.class);
 
-    private final String sourceType;
-    private final SourceSlot sources = new SourceSlot();
+    private final SourceSlot sources;
     private final ChangeStreamerService service;
     private final BackupCoordinator backup;
     private final ThreadPoolExecutor statusSender;
@@ -74,7 +86,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
      */
     @Activate
     public ChangeStreamerComponent(ChangeStreamerConfig config, @Reference StorerFactory storerFactory,
-            BundleContext context) {
+            BundleContext context, Map<String, Object> properties) {
         StreamerSettings settings;
         try {
             settings = settings(config, httpPort(context));
@@ -82,9 +94,16 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             LOG.error("change-streamer: invalid configuration of {}: {}", PID, e.getMessage());
             throw new IllegalArgumentException("invalid configuration of " + PID + ": " + e.getMessage(), e);
         }
-        this.sourceType = config.changesource_type().strip();
+        this.sources = new SourceSlot(config.changeSource_target().strip(), Duration.ofMillis(config.changeSource_graceMs()));
+        if (properties.containsKey(RETIRED_SOURCE_TYPE)) {
+            LOG.warn("change-streamer: {} in {} is no longer read; the change source is selected by changeSource.target"
+                    + " (now {}). Replace the line with: changeSource.target = (zrm.changesource.type=<type>)",
+                    RETIRED_SOURCE_TYPE, PID, sources.target());
+        }
         Reservations reservations = new Reservations();
-        this.service = new ChangeStreamerService(settings, storerFactory, sources, null, reservations);
+        java.nio.file.Path replica = java.nio.file.Path.of(config.replica_file());
+        this.service = new ChangeStreamerService(settings, storerFactory, sources, null, reservations,
+                () -> java.nio.file.Files.isRegularFile(replica));
         // Snapshot statuses read the change log: off the HTTP thread, one at a time. Bound: 64
         // waiting reservations; beyond that a reservation fails at once and its client retries.
         this.statusSender = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(64), r -> {
@@ -104,8 +123,8 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         this.backup = new BackupCoordinator(service, reservations, Clock.systemUTC(), statusSender,
                 coordinatorThread, new FrameworkStop(context));
         service.initialized().thenRun(backup::streamerInitialized);
-        LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
-                config.app_id(), config.shard_num(), sourceType, settings.ownerAddress(), settings.autoReset());
+        LOG.info("change-streamer: task {} for {}_{} (change source {}, address {}, autoReset {})",
+                settings.taskID(), config.app_id(), config.shard_num(), sources.target(), settings.ownerAddress(), settings.autoReset());
         service.start();
     }
 
@@ -136,8 +155,9 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
      *     (upstream publishes its own host and change-streamer port)
      */
     static StreamerSettings settings(ChangeStreamerConfig c, int port) {
-        if (c.changesource_type() == null || c.changesource_type().isBlank()) {
-            throw new IllegalArgumentException("changesource.type must not be empty");
+        sourceTarget(c.changeSource_target());
+        if (c.changeSource_graceMs() < 0) {
+            throw new IllegalArgumentException("changeSource.graceMs must not be negative: " + c.changeSource_graceMs());
         }
         String task = c.task_id() == null || c.task_id().isBlank() ? UUID.randomUUID().toString() : c.task_id().strip();
         String address = c.changeStreamer_address() == null || c.changeStreamer_address().isBlank()
@@ -179,22 +199,49 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         }
     }
 
-    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    void addSource(ChangeSource source, Map<String, Object> props) {
-        if (sourceType.equals(props.get(ChangeSource.TYPE))) {
-            ChangeSource previous = sources.set(source);
-            if (previous != null && previous != source) {
-                // Two sources of one type is a deployment mistake; the newest wins, the old stream
-                // ends at its next failure or removal.
-                LOG.warn("change-streamer: a second change source of type {} was registered; using the newest", sourceType);
-            }
+    /**
+     * Checks the target filter's syntax, so that a typo is one clear activation error instead of a
+     * selection that can never be satisfied.
+     */
+    static Filter sourceTarget(String target) {
+        if (target == null || target.isBlank()) {
+            throw new IllegalArgumentException("changeSource.target must not be empty");
+        }
+        try {
+            return FrameworkUtil.createFilter(target.strip());
+        } catch (InvalidSyntaxException e) {
+            throw new IllegalArgumentException("changeSource.target is not a valid filter: " + target.strip()
+                    + " (" + e.getMessage() + ")", e);
         }
     }
 
-    void removeSource(ChangeSource source) {
-        sources.clear(source);
-        service.sourceRemoved(source);
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void bindSelection(SelectedChangeSource selection) {
+        ChangeSource previous = sources.set(selection.source());
+        LOG.info("change-streamer: change source of type {} selected by {}{}", selection.type(), sources.target(),
+                previous == null || previous == selection.source() ? "" : ", replacing the previous one");
+    }
+
+    void unbindSelection(SelectedChangeSource selection) {
+        // Also after a replacement (DS binds the new selection before it unbinds the old): the
+        // old source's stream must still end.
+        sources.clear(selection.source());
+        service.sourceRemoved(selection.source());
+    }
+
+    /**
+     * Every registered change source, by its service properties only (never got): the types named
+     * when nothing matches the target.
+     */
+    @Reference(service = ChangeSource.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC)
+    void addRegisteredSource(Map<String, Object> properties) {
+        sources.registered(properties, true);
+    }
+
+    void removeRegisteredSource(Map<String, Object> properties) {
+        sources.registered(properties, false);
     }
 
     ChangeStreamerService service() {
@@ -241,7 +288,9 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Override
     public Map<String, Object> status() {
-        return service.status();
+        Map<String, Object> status = new LinkedHashMap<>(service.status());
+        status.put("changeSource", sources.status());
+        return status;
     }
 
     @Override
@@ -249,11 +298,32 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         StreamerMetrics.collect(service.snapshot(), sink);
     }
 
-    /** The current source of the configured type; the stream loop waits on it (signal, no polling). */
+    /**
+     * The selected source, which the stream loop waits on (signal, no polling), and what to say
+     * when there is none.
+     */
     static final class SourceSlot implements ChangeStreamerService.SourceProvider {
         private final ReentrantLock lock = new ReentrantLock();
         private final Condition changed = lock.newCondition();
+        private final String target;
+        private final Duration grace;
+        /** Registered sources' service ids → types; bounded by the services in the framework. */
+        private final Map<Object, String> registeredTypes = new ConcurrentHashMap<>();
         private ChangeSource current;
+
+        SourceSlot(String target, Duration grace) {
+            this.target = target;
+            this.grace = grace;
+        }
+
+        /** A slot that accepts whatever is set, for tests that bind sources by hand. */
+        SourceSlot() {
+            this("(" + ChangeSource.TYPE + "=*)", Duration.ofSeconds(10));
+        }
+
+        String target() {
+            return target;
+        }
 
         /** @return the source it replaced, or {@code null} */
         ChangeSource set(ChangeSource s) {
@@ -279,6 +349,15 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             }
         }
 
+        void registered(Map<String, Object> properties, boolean present) {
+            Object id = properties.get(org.osgi.framework.Constants.SERVICE_ID);
+            if (present) {
+                registeredTypes.put(id, String.valueOf(properties.get(ChangeSource.TYPE)));
+            } else {
+                registeredTypes.remove(id);
+            }
+        }
+
         @Override
         public Optional<ChangeSource> await(Duration timeout) throws InterruptedException {
             lock.lock();
@@ -291,6 +370,34 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             } finally {
                 lock.unlock();
             }
+        }
+
+        @Override
+        public Duration grace() {
+            return grace;
+        }
+
+        @Override
+        public String missingReason() {
+            List<String> types = new TreeSet<>(registeredTypes.values()).stream().toList();
+            return "no change source matches changeSource.target " + target + " (waited " + grace.toMillis()
+                    + " ms); registered change-source types: " + (types.isEmpty() ? "none" : String.join(", ", types))
+                    + ". Set ZERO_UPSTREAM_TYPE to one of them, or deploy a bundle that registers an "
+                    + ChangeSource.class.getName() + " service matching " + target;
+        }
+
+        /** The {@code changeSource} part of the status section. */
+        Map<String, Object> status() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("target", target);
+            lock.lock();
+            try {
+                m.put("selected", current != null);
+            } finally {
+                lock.unlock();
+            }
+            m.put("registeredTypes", new TreeSet<>(registeredTypes.values()).stream().toList());
+            return m;
         }
     }
 

@@ -21,9 +21,16 @@ public @interface ChangeStreamerConfig {
             description = "This node's id, the change log's owner (ZERO_TASK_ID); empty = a random id per activation")
     String task_id() default "";
 
-    @AttributeDefinition(name = "Change source type",
-            description = "Value of zrm.changesource.type of the change source to stream from (ZERO_UPSTREAM_TYPE)")
-    String changesource_type() default "pg";
+    @AttributeDefinition(name = "Change source",
+            description = "DS target filter of the change source to stream from; the shipped configuration derives it"
+                    + " from ZERO_UPSTREAM_TYPE: (zrm.changesource.type=<type>). No matching service: the selection"
+                    + " component is unsatisfied and /status names this filter")
+    String changeSource_target() default ChangeStreamerComponent.DEFAULT_SOURCE_TARGET;
+
+    @AttributeDefinition(name = "Change source grace", min = "0",
+            description = "How long the stream loop waits for a matching change source before it logs one error naming"
+                    + " the filter and the registered types (the runtime is unhealthy meanwhile)")
+    long changeSource_graceMs() default 10_000;
 
     @AttributeDefinition(name = "Auto reset",
             description = "Re-sync the replica automatically, in process, when it cannot continue its lineage (a"

@@ -56,6 +56,16 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
          * @throws InterruptedException if interrupted while waiting
          */
         Optional<ChangeSource> await(Duration timeout) throws InterruptedException;
+
+        /** How long the stream loop waits quietly before it reports the source as missing. */
+        default Duration grace() {
+            return Duration.ofSeconds(10);
+        }
+
+        /** Why no source is available and what would provide one, for that single error line. */
+        default String missingReason() {
+            return "no change source is registered";
+        }
     }
 
     private final StreamerSettings settings;
@@ -90,6 +100,16 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
      */
     ChangeStreamerService(StreamerSettings settings, StorerFactory storerFactory, SourceProvider sources,
             CleanupTimer cleanupTimer, Reservations reservations) {
+        this(settings, storerFactory, sources, cleanupTimer, reservations, () -> true);
+    }
+
+    /**
+     * @param replicaExists whether a local replica file exists at start, i.e. whether there is a
+     *     lineage whose change-log rows the start-up purge lock should keep (see
+     *     {@link StreamSupervisor})
+     */
+    ChangeStreamerService(StreamerSettings settings, StorerFactory storerFactory, SourceProvider sources,
+            CleanupTimer cleanupTimer, Reservations reservations, java.util.function.BooleanSupplier replicaExists) {
         this.settings = settings;
         this.changeLog = storerFactory.changeLog();
         ProtocolCodec codec = new ProtocolCodec();
@@ -114,7 +134,7 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
                 settings.cleanupDelay());
         StreamSession.Parts parts = new StreamSession.Parts(settings, storerFactory, catchup, changeLog, registry,
                 forwarder, codec, counters);
-        this.supervisor = new StreamSupervisor(parts, sources, purger);
+        this.supervisor = new StreamSupervisor(parts, sources, purger, replicaExists);
     }
 
     private StreamSupervisor supervisor() {

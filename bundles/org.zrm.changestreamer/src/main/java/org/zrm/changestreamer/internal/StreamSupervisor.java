@@ -61,12 +61,16 @@ import org.zrm.protocol.subscriber.StreamerStatus;
 final class StreamSupervisor implements StreamSession.Control, SubscriberRegistry.Gate {
 
     private static final Logger LOG = LoggerFactory.getLogger(StreamSupervisor.class);
-    /** How often the wait for a change source says that it is still waiting. */
-    private static final Duration SOURCE_WAIT_LOG_INTERVAL = Duration.ofSeconds(5);
+    /**
+     * Bound of one wait for a change source after the grace period: a registration wakes the
+     * wait at once (signal); the bound only lets the loop notice {@link #stop} between waits.
+     */
+    private static final Duration SOURCE_RECHECK_INTERVAL = Duration.ofSeconds(5);
 
     private final StreamerSettings settings;
     private final ChangeLog changeLog;
     private final SourceProvider sources;
+    private final java.util.function.BooleanSupplier replicaExists;
     private final StreamSession.Parts parts;
     private final SubscriberRegistry registry;
     private final StreamerCounters counters;
@@ -97,6 +101,16 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
      * @param purger cleared whenever the lineage changes and on stop
      */
     StreamSupervisor(StreamSession.Parts parts, SourceProvider sources, Purger purger) {
+        this(parts, sources, purger, () -> true);
+    }
+
+    /**
+     * @param replicaExists whether a local replica exists; without one the start-up purge lock is
+     *     not taken (see {@link #tryPurgeLock})
+     */
+    StreamSupervisor(StreamSession.Parts parts, SourceProvider sources, Purger purger,
+            java.util.function.BooleanSupplier replicaExists) {
+        this.replicaExists = replicaExists;
         this.settings = parts.settings();
         this.changeLog = parts.changeLog();
         this.parts = parts;
@@ -287,7 +301,20 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         }
     }
 
+    /**
+     * Keeps the oldest change-log rows from another node's purge until this node owns the log, so
+     * that an existing (surviving or restored) replica can catch up from them. Without a replica
+     * there is nothing to protect: the source will initial-sync a new lineage. Holding the lock
+     * then would also deadlock that sync whenever the change DB is the upstream database, because
+     * creating its replication slot waits for every transaction that holds an xid, including the
+     * lock's ({@code SELECT … FOR SHARE}); zero-cache releases its lock in that case as well.
+     */
     private PurgeLock tryPurgeLock() {
+        if (!replicaExists.getAsBoolean()) {
+            LOG.info("change-streamer: no local replica; the change log is not purge-locked (an initial sync starts"
+                    + " a new lineage)");
+            return null;
+        }
         try {
             return changeLog.acquirePurgeLock().orElse(null);
         } catch (ChangeLogException e) {
@@ -348,13 +375,29 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         throw new InterruptedException("stopped");
     }
 
+    /**
+     * Waits for the selected change source. A short absence (a source bundle being updated) is
+     * silent; past the provider's grace period the absence is a deployment error that an operator
+     * must fix, so it is logged once, as an error naming what would satisfy it, and shown as the
+     * last error. The wait itself goes on: deploying a matching source later starts the stream.
+     */
     private ChangeSource awaitSource() throws InterruptedException {
+        Optional<ChangeSource> s = sources.await(sources.grace());
+        boolean reported = false;
         while (running) {
-            Optional<ChangeSource> s = sources.await(SOURCE_WAIT_LOG_INTERVAL);
             if (s.isPresent()) {
+                if (reported) {
+                    LOG.info("change-streamer: a matching change source was registered; starting");
+                }
                 return s.get();
             }
-            LOG.info("change-streamer: waiting for a change source");
+            if (!reported) {
+                String reason = sources.missingReason();
+                LOG.error("change-streamer: {}", reason);
+                lastError = reason;
+                reported = true;
+            }
+            s = sources.await(SOURCE_RECHECK_INTERVAL);
         }
         throw new InterruptedException("stopped");
     }

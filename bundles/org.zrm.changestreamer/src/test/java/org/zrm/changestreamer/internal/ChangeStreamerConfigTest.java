@@ -70,7 +70,7 @@ class ChangeStreamerConfigTest {
 
     private static void activationFailsNaming(String property, Object... nameValuePairs) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ChangeStreamerComponent(config(nameValuePairs), UNUSED, NO_PROPERTIES));
+                () -> new ChangeStreamerComponent(config(nameValuePairs), UNUSED, NO_PROPERTIES, Map.of()));
         assertTrue(e.getMessage().contains(property), e.getMessage());
         assertTrue(e.getMessage().contains(ChangeStreamerComponent.PID), e.getMessage());
     }
@@ -147,12 +147,14 @@ class ChangeStreamerConfigTest {
     }
 
     @Test
-    void nonFinitePaddingAndEmptySourceTypeAreRejected() {
+    void nonFinitePaddingAndBadSourceTargetsAreRejected() {
         activationFailsNaming("changeStreamer.flowControlConsensusPaddingSeconds",
                 "changeStreamer_flowControlConsensusPaddingSeconds", Double.NaN);
         activationFailsNaming("changeStreamer.flowControlConsensusPaddingSeconds",
                 "changeStreamer_flowControlConsensusPaddingSeconds", Double.POSITIVE_INFINITY);
-        activationFailsNaming("changesource.type", "changesource_type", " ");
+        activationFailsNaming("changeSource.target", "changeSource_target", " ");
+        activationFailsNaming("changeSource.target", "changeSource_target", "(zrm.changesource.type=pg");
+        activationFailsNaming("changeSource.graceMs", "changeSource_graceMs", -1L);
     }
 
     @Test

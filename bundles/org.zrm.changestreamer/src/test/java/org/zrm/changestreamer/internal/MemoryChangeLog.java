@@ -110,8 +110,12 @@ final class MemoryChangeLog implements ChangeLog, StorerFactory {
         return new ChangeLogState(replicaVersion, lastWatermark);
     }
 
+    /** How often the streamer asked for the start-up purge lock. */
+    final java.util.concurrent.atomic.AtomicInteger purgeLockRequests = new java.util.concurrent.atomic.AtomicInteger();
+
     @Override
     public Optional<PurgeLock> acquirePurgeLock() {
+        purgeLockRequests.incrementAndGet();
         return Optional.empty();
     }
 

@@ -52,13 +52,22 @@ class StreamSupervisorTest {
     private StreamSupervisor supervisor;
 
     private void start(StreamerSettings settings, FakeChangeSource src) {
+        start(settings, src, src);
+    }
+
+    private void start(StreamerSettings settings, FakeChangeSource src, ChangeStreamerService.SourceProvider sources) {
+        start(settings, src, sources, () -> true);
+    }
+
+    private void start(StreamerSettings settings, FakeChangeSource src, ChangeStreamerService.SourceProvider sources,
+            java.util.function.BooleanSupplier replicaExists) {
         source = src;
         StreamSession.Parts parts = new StreamSession.Parts(settings, log, (snapshot, requests) -> {
             throw new AssertionError("the in-memory storer answers catch-ups itself");
         }, log, registry, forwarder, codec, counters);
         Purger purger = new Purger(log, settings.taskID(), forwarder::acks, new Reservations(), new ManualTimer(),
                 settings.cleanupDelay());
-        supervisor = new StreamSupervisor(parts, src, purger);
+        supervisor = new StreamSupervisor(parts, sources, purger, replicaExists);
         supervisor.start();
     }
 
@@ -136,6 +145,44 @@ class StreamSupervisorTest {
         assertEquals(State.STREAMING, supervisor.state(), "the live transaction came through a running session");
         assertNull(supervisor.lastError());
         assertEquals(List.of("05,begin", "05,commit", "07,begin", "07,insert", "07,commit"), log.rows());
+    }
+
+    @Test
+    void withoutALocalReplicaTheChangeLogIsNotPurgeLockedAtStart() throws Exception {
+        FakeChangeSource src = new FakeChangeSource("01");
+        start(ChangeStreamerServicePgTest.DEFAULTS, src, src, () -> false);
+        assertEquals(Boolean.FALSE, src.initializations.poll(10, TimeUnit.SECONDS));
+        assertEquals("01", src.startWatermarks.poll(10, TimeUnit.SECONDS));
+        assertEquals(0, log.purgeLockRequests.get(), "an initial sync must not wait for the lock's transaction");
+    }
+
+    @Test
+    void withALocalReplicaTheChangeLogIsPurgeLockedAtStart() throws Exception {
+        FakeChangeSource src = new FakeChangeSource("01");
+        start(ChangeStreamerServicePgTest.DEFAULTS, src, src, () -> true);
+        assertEquals(Boolean.FALSE, src.initializations.poll(10, TimeUnit.SECONDS));
+        assertEquals(1, log.purgeLockRequests.get());
+    }
+
+    @Test
+    void aSourceMissingPastTheGraceIsReportedOnceAndALateOneStillStarts() throws Exception {
+        FakeChangeSource src = new FakeChangeSource("01");
+        ChangeStreamerComponent.SourceSlot slot = new ChangeStreamerComponent.SourceSlot(
+                "(zrm.changesource.type=nonsense)", Duration.ofMillis(50));
+        slot.registered(java.util.Map.of(org.osgi.framework.Constants.SERVICE_ID, 7L, "zrm.changesource.type", "pg"), true);
+        start(ChangeStreamerServicePgTest.DEFAULTS, src, slot);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (supervisor.lastError() == null && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        String error = supervisor.lastError();
+        assertTrue(error != null && error.contains("(zrm.changesource.type=nonsense)") && error.contains("types: pg"),
+                "" + error);
+        assertEquals(State.STARTING, supervisor.state());
+        assertNull(src.initializations.poll(100, TimeUnit.MILLISECONDS), "nothing initialized without a source");
+        slot.set(src);
+        assertEquals(Boolean.FALSE, src.initializations.poll(10, TimeUnit.SECONDS), "a late source starts the stream");
+        assertEquals("01", src.startWatermarks.poll(10, TimeUnit.SECONDS));
     }
 
     @Test

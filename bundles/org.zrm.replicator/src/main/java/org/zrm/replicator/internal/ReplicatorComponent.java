@@ -1,8 +1,6 @@
 package org.zrm.replicator.internal;
 
-import java.net.URI;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -11,12 +9,9 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
-import org.osgi.service.component.annotations.ReferenceCardinality;
-import org.osgi.service.component.annotations.ReferencePolicyOption;
-import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.zrm.changestreamer.ChangeStreamer;
+import org.zrm.config.NodeIdentity;
 import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.secret.Secrets;
 import org.zrm.status.MetricsContributor;
@@ -24,58 +19,44 @@ import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
 
 /**
- * Runs the backup {@link Replicator} for PID {@code org.zrm.replicator}. With an empty
- * {@code changeStreamer.uri} it subscribes through the {@link ChangeStreamer} service (optional
- * and greedy, so the component restarts when the service appears); otherwise over a WebSocket.
+ * Runs the backup {@link Replicator} for PID {@value #PID} over the {@link ReplicatorUpstream}
+ * that {@code upstream.target} selects: {@link InProcessUpstream} (this runtime's change
+ * streamer) or {@link RemoteUpstream} (a WebSocket). The reference is static and mandatory: until
+ * the selected upstream is available the component is unsatisfied, which {@code /status} reports
+ * with the filter; a replaced upstream restarts the replicator, which resumes from its replica.
  */
-@Component(service = {StatusContributor.class, MetricsContributor.class}, configurationPid = "org.zrm.replicator",
-        configurationPolicy = ConfigurationPolicy.REQUIRE)
-@Designate(ocd = ReplicatorConfig.class)
+@Component(service = {StatusContributor.class, MetricsContributor.class},
+        configurationPid = {NodeIdentity.PID, ReplicatorComponent.PID}, configurationPolicy = ConfigurationPolicy.REQUIRE)
 public final class ReplicatorComponent implements StatusContributor, MetricsContributor {
 
+    static final String PID = "org.zrm.replicator";
+    /** The upstream when the configuration sets no {@code upstream.target}: this runtime's streamer. */
+    static final String DEFAULT_UPSTREAM_TARGET = "(" + ReplicatorUpstream.KIND + "=" + ReplicatorUpstream.IN_PROCESS + ")";
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatorComponent.class);
 
     private final Replicator replicator;
     private final String mode;
 
     @Activate
-    public ReplicatorComponent(ReplicatorConfig config,
-            @Reference(name = "changeStreamer", cardinality = ReferenceCardinality.OPTIONAL,
-                    policyOption = ReferencePolicyOption.GREEDY)
-            ChangeStreamer streamer) {
+    public ReplicatorComponent(ReplicatorConfig config, @Reference(name = "upstream", target = DEFAULT_UPSTREAM_TARGET)
+            ReplicatorUpstream upstream) {
         ProtocolCodec codec = new ProtocolCodec();
-        String uri = config.changeStreamer_uri() == null ? "" : config.changeStreamer_uri().trim();
-        ChangeStreamClient client;
-        if (uri.isEmpty()) {
-            mode = "in-process";
-            client = streamer == null ? null : new InProcessChangeStreamClient(streamer);
-        } else {
-            mode = "remote";
-            client = new WebSocketChangeStreamClient(URI.create(uri), codec,
-                    Duration.ofMillis(config.changeStreamer_connectTimeoutMs()),
-                    WebSocketChangeStreamClient.DEFAULT_LIVENESS_TIMEOUT, config.changeStreamer_maxMessageBytes());
-        }
+        this.mode = upstream.kind();
+        ChangeStreamClient client = upstream.client(codec);
         String taskId = config.task_id() == null || config.task_id().isBlank()
                 ? UUID.randomUUID().toString().substring(0, 8) : config.task_id().trim();
         String subscriberId = taskId + "/backup-replicator-" + ProcessHandle.current().pid();
         ReplicaFile replica = new ReplicaFile(Path.of(config.replica_file()), config.replica_walAutocheckpoint());
-        if (client == null) {
-            replicator = null;
-            LOG.info("replicator: waiting for the in-process ChangeStreamer service (replica {})", replica.path());
-            return;
-        }
         replicator = new Replicator(replica, client, codec, taskId, subscriberId, config.replicator_retryInitialMs(),
                 config.replicator_retryMaxMs());
-        LOG.info("replicator: starting backup replicator task={} replica={} changeStreamer={}", taskId, replica.path(),
-                Secrets.maskUrls(client.target()));
+        LOG.info("replicator: starting backup replicator task={} replica={} changeStreamer={} ({})", taskId,
+                replica.path(), Secrets.maskUrls(client.target()), mode);
         replicator.start();
     }
 
     @Deactivate
     void deactivate() throws InterruptedException {
-        if (replicator != null) {
-            replicator.stop();
-        }
+        replicator.stop();
     }
 
     @Override
@@ -88,13 +69,8 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("mode", "backup");
         s.put("changeStreamer", mode);
-        if (replicator == null) {
-            s.put("phase", "WAITING_FOR_CHANGE_STREAMER");
-            s.put("connected", false);
-            return s;
-        }
         ReplicatorStatus st = replicator.status();
-        if (!"in-process".equals(mode)) {
+        if (ReplicatorUpstream.REMOTE.equals(mode)) {
             s.put("uri", Secrets.maskUrls(replicator.target()));
         }
         s.put("phase", st.phase().name());
@@ -111,9 +87,6 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
 
     @Override
     public void collect(MetricsSink sink) {
-        if (replicator == null) {
-            return;
-        }
         ReplicatorMetrics.collect(replicator.status(), sink);
     }
 }

@@ -12,9 +12,15 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             + " change source's initial sync, which the replicator waits for.")
     String replica_file() default "zero.db";
 
+    @AttributeDefinition(name = "upstream.target",
+            description = "DS target filter of the upstream to subscribe to: (zrm.replicator.upstream=in-process) for this"
+                    + " runtime's change streamer, (zrm.replicator.upstream=remote) for changeStreamer.uri. The launcher"
+                    + " derives it from ZERO_CHANGE_STREAMER_URI.")
+    String upstream_target() default ReplicatorComponent.DEFAULT_UPSTREAM_TARGET;
+
     @AttributeDefinition(name = "changeStreamer.uri", required = false,
-            description = "Empty: subscribe to this runtime's ChangeStreamer service. Otherwise the ws:// (or http://)"
-                    + " base URI of a protocol-v6 change streamer, ZERO_CHANGE_STREAMER_URI.")
+            description = "The ws:// (or http://) base URI of a protocol-v6 change streamer, ZERO_CHANGE_STREAMER_URI;"
+                    + " used when upstream.target selects the remote upstream.")
     String changeStreamer_uri() default "";
 
     @AttributeDefinition(name = "task.id", required = false,

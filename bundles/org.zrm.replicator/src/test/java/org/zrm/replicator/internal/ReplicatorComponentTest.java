@@ -1,7 +1,7 @@
 package org.zrm.replicator.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.zrm.replicator.internal.Msgs.begin;
 import static org.zrm.replicator.internal.Msgs.commit;
@@ -10,7 +10,6 @@ import static org.zrm.replicator.internal.Msgs.status;
 
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -42,8 +41,9 @@ class ReplicatorComponentTest {
         Path file = dir.resolve("zero.db");
         TestReplica.create(file, "01");
         try (FakeWebSocketStreamer server = new FakeWebSocketStreamer()) {
-            ReplicatorComponent component = new ReplicatorComponent(config(Map.of("replica_file", file.toString(),
-                    "changeStreamer_uri", "http://user:secret@127.0.0.1:" + server.port(), "task_id", "t1")), null);
+            ReplicatorConfig config = config(Map.of("replica_file", file.toString(),
+                    "changeStreamer_uri", "http://user:secret@127.0.0.1:" + server.port(), "task_id", "t1"));
+            ReplicatorComponent component = new ReplicatorComponent(config, new RemoteUpstream(config));
             try {
                 FakeWebSocketStreamer.Conn conn = server.awaitConnection();
                 assertEquals("t1", conn.context.taskID());
@@ -83,25 +83,31 @@ class ReplicatorComponentTest {
     }
 
     @Test
-    void inProcessModeWithoutTheServiceWaits() throws Exception {
-        ReplicatorComponent component = new ReplicatorComponent(
-                config(Map.of("replica_file", dir.resolve("zero.db").toString())), null);
-        assertEquals("WAITING_FOR_CHANGE_STREAMER", component.status().get("phase"));
-        assertEquals("in-process", component.status().get("changeStreamer"));
-        Map<String, Double> metrics = new HashMap<>();
-        component.collect(null); // nothing to report, and it must not touch the sink
-        assertNull(metrics.get("zrm_replicator_connected"));
-        component.deactivate();
+    void aRemoteUpstreamWithoutAUriIsAClearConfigurationError() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RemoteUpstream(config(Map.of("changeStreamer_uri", " "))));
+        assertTrue(e.getMessage().startsWith("changeStreamer.uri is empty"), e.getMessage());
+        assertTrue(e.getMessage().contains("ZERO_CHANGE_STREAMER_URI"), e.getMessage());
     }
 
     @Test
     void invalidUriIsAClearConfigurationError() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new ReplicatorComponent(
-                config(Map.of("changeStreamer_uri", "postgres://127.0.0.1:5432/db")), null));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new RemoteUpstream(config(Map.of("changeStreamer_uri", "postgres://127.0.0.1:5432/db"))));
         assertEquals("changeStreamer.uri must be ws://, wss://, http:// or https://, got postgres://127.0.0.1:5432/db",
                 e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> new RemoteUpstream(config(Map.of("changeStreamer_uri", "ws://host:12/a b"))));
+        assertTrue(e.getMessage().startsWith("changeStreamer.uri is not a URI"), e.getMessage());
     }
 
+    @Test
+    void theUpstreamsNameTheirKindAsTheTargetsSelectIt() {
+        assertEquals("(zrm.replicator.upstream=in-process)", config(Map.of()).upstream_target());
+        assertEquals(ReplicatorUpstream.IN_PROCESS, new InProcessUpstream(new FakeChangeStreamer()).kind());
+        assertEquals(ReplicatorUpstream.REMOTE,
+                new RemoteUpstream(config(Map.of("changeStreamer_uri", "ws://127.0.0.1:4849"))).kind());
+    }
 
     @Test
     void inProcessModeSubscribesThroughTheService() throws Exception {
@@ -109,7 +115,7 @@ class ReplicatorComponentTest {
         TestReplica.create(file, "01");
         FakeChangeStreamer streamer = new FakeChangeStreamer();
         ReplicatorComponent component = new ReplicatorComponent(config(Map.of("replica_file", file.toString(),
-                "task_id", "t2")), streamer);
+                "task_id", "t2")), new InProcessUpstream(streamer));
         try {
             FakeChangeStreamer.FakeSubscription sub = streamer.awaitSubscription();
             assertEquals("t2", sub.context.taskID());

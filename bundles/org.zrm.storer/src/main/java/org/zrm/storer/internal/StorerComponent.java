@@ -6,7 +6,6 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
-import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changelog.ChangeLog;
@@ -15,6 +14,7 @@ import org.zrm.changelog.CatchupHandler;
 import org.zrm.changelog.Storer;
 import org.zrm.changelog.StorerFactory;
 import org.zrm.changelog.StorerListener;
+import org.zrm.config.NodeIdentity;
 import org.zrm.storer.internal.queue.StorerQueue;
 import org.zrm.storer.internal.queue.StorerQueueSettings;
 
@@ -26,10 +26,9 @@ import org.zrm.storer.internal.queue.StorerQueueSettings;
  * that if it has not succeeded yet, so an unreachable database surfaces as a
  * {@link ChangeLogException} to the caller and a log line here, never as a hung activation.
  */
-@Component(service = {ChangeLog.class, StorerFactory.class}, configurationPid = StorerComponent.PID,
+@Component(service = {ChangeLog.class, StorerFactory.class}, configurationPid = {NodeIdentity.PID, StorerComponent.PID},
         configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true,
         property = ChangeLog.KIND + "=postgres")
-@Designate(ocd = StorerConfig.class)
 public final class StorerComponent extends DelegatingChangeLog implements StorerFactory {
 
     static final String PID = "org.zrm.storer";

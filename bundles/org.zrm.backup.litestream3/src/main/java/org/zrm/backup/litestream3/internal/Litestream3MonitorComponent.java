@@ -11,9 +11,9 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
-import org.osgi.service.metatype.annotations.Designate;
 import org.zrm.backup.BackupMonitor;
 import org.zrm.backup.ForwardingBackupMonitor;
+import org.zrm.config.NodeIdentity;
 
 /**
  * Registers the litestream3 {@link BackupMonitor} for PID {@value #PID} whenever that PID is
@@ -22,10 +22,9 @@ import org.zrm.backup.ForwardingBackupMonitor;
  * Invalid configuration fails activation with an {@link IllegalArgumentException} naming the
  * property.
  */
-@Component(service = BackupMonitor.class, configurationPid = Litestream3MonitorComponent.PID,
+@Component(service = BackupMonitor.class, configurationPid = {NodeIdentity.PID, Litestream3MonitorComponent.PID},
         configurationPolicy = ConfigurationPolicy.REQUIRE,
         property = BackupMonitor.STRATEGY + "=" + BackupMonitor.STRATEGY_LITESTREAM3)
-@Designate(ocd = Litestream3MonitorConfig.class)
 public final class Litestream3MonitorComponent extends ForwardingBackupMonitor {
 
     static final String PID = "org.zrm.backup.litestream3";

@@ -4,11 +4,11 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
-import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.backup.BackupMonitor;
 import org.zrm.backup.ForwardingBackupMonitor;
+import org.zrm.config.NodeIdentity;
 
 /**
  * Registers the {@link ReplicaMonitor} as the {@code replica} backup strategy while PID
@@ -16,10 +16,9 @@ import org.zrm.backup.ForwardingBackupMonitor;
  * coordinator in the change streamer decides when the monitor runs ({@link #start}) and stops it
  * on swap or deactivation.
  */
-@Component(service = BackupMonitor.class, configurationPid = ReplicaMonitorComponent.PID,
+@Component(service = BackupMonitor.class, configurationPid = {NodeIdentity.PID, ReplicaMonitorComponent.PID},
         configurationPolicy = ConfigurationPolicy.REQUIRE,
         property = BackupMonitor.STRATEGY + "=" + BackupMonitor.STRATEGY_REPLICA)
-@Designate(ocd = ReplicaMonitorConfig.class)
 public final class ReplicaMonitorComponent extends ForwardingBackupMonitor {
 
     static final String PID = "org.zrm.backup.replica";

@@ -8,7 +8,6 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
 import org.osgi.service.component.annotations.Deactivate;
-import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changesource.ChangeSource;
@@ -18,6 +17,7 @@ import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
+import org.zrm.config.NodeIdentity;
 import org.zrm.status.StatusContributor;
 import org.zrm.protocol.BackfillRequest;
 
@@ -26,9 +26,8 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = {ChangeSource.class, StatusContributor.class}, configurationPid = "org.zrm.changesource.pg",
+@Component(service = {ChangeSource.class, StatusContributor.class}, configurationPid = {NodeIdentity.PID, "org.zrm.changesource.pg"},
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
-@Designate(ocd = PgChangeSourceConfig.class)
 public final class PgChangeSourceComponent implements ChangeSource, StatusContributor {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
