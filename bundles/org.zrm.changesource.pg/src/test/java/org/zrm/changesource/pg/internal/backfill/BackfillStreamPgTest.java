@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,6 +33,7 @@ import org.zrm.changesource.pg.internal.setup.PublicationInfo;
 import org.zrm.changesource.pg.internal.setup.PublishedTable;
 import org.zrm.changesource.pg.internal.sync.JdbcPgConnector;
 import org.zrm.changesource.pg.internal.sync.PgConnector;
+import org.zrm.changesource.pg.internal.sync.ReplicationSlots;
 import org.zrm.protocol.Backfill;
 import org.zrm.protocol.BackfillCompleted;
 import org.zrm.protocol.BackfillRequest;
@@ -287,6 +289,41 @@ class BackfillStreamPgTest {
                         + SLOT + "_bf_old', '" + SLOT + "_other', '" + SLOT + "x_bf_1')");
             }
         }
+    }
+
+    @Test
+    void aSnapshotSlotDiesWithItsSession() throws Exception {
+        // What a crash between creating and dropping the slot leaves: Postgres drops a temporary
+        // slot when its session goes away, and while the session lives no cleanup touches it.
+        Connection repl = connector.connectForReplication(SnapshotTransaction.REPLICATION_APPLICATION_NAME);
+        try {
+            ReplicationSlots.createTemporarySlot(repl, SLOT + "_bf_42", Duration.ofSeconds(30));
+            assertEquals(List.of(SLOT + "_bf_42"), snapshotSlots());
+            assertEquals(List.of(), streamer(false, "the_pub").dropOrphanedSlots());
+        } finally {
+            repl.abort(Runnable::run);
+        }
+        awaitNoBackfillBackend();
+        assertEquals(List.of(), snapshotSlots());
+    }
+
+    @Test
+    void slotCreationFailureLeavesNothingBehind() throws Exception {
+        BackfillRequest req = request("public", "foo", List.of("id1", "id2"), List.of("a"));
+        PgBackfillStreamer streamer = new PgBackfillStreamer(connector, SLOT, List.of("the_pub"),
+                new BackfillStreamOptions(false, 65536, Duration.ofSeconds(2)));
+        try (Connection blocker = db.connect()) {
+            // An older transaction with an xid keeps the slot's snapshot from being built.
+            blocker.setAutoCommit(false);
+            try (Statement st = blocker.createStatement()) {
+                st.execute("INSERT INTO bar VALUES (1, 1, null, null, null)");
+            }
+            ChangeSourceException e = assertThrows(ChangeSourceException.class, () -> streamer.open(req));
+            assertEquals("55P03", ((SQLException) e.getCause()).getSQLState(), e.toString());
+            blocker.rollback();
+        }
+        assertEquals(List.of(), snapshotSlots());
+        awaitNoBackfillBackend();
     }
 
     // --- rows: filters, toast, no row key, types ------------------------------------------------
