@@ -8,7 +8,7 @@ import java.util.Arrays;
  * (−1 = trailer) and per field int32 length (−1 = NULL) + bytes. Chunk boundaries may fall
  * anywhere. An unconsumed remainder is kept, so memory is bounded by one row plus one chunk.
  */
-final class BinaryCopyParser {
+public final class BinaryCopyParser {
 
     private static final byte[] SIGNATURE = {'P', 'G', 'C', 'O', 'P', 'Y', '\n', (byte) 0xff, '\r', '\n', 0};
 
@@ -20,7 +20,7 @@ final class BinaryCopyParser {
     private boolean trailer;
 
     /** Feeds a chunk and emits every complete field. */
-    void parse(byte[] chunk, CopyFieldSink sink) {
+    public void parse(byte[] chunk, CopyFieldSink sink) {
         append(chunk);
         if (!headerDone && !parseHeader()) {
             return;
@@ -60,7 +60,7 @@ final class BinaryCopyParser {
     }
 
     /** Whether the stream ended cleanly (trailer seen, no partial row). */
-    boolean complete() {
+    public boolean complete() {
         return trailer && fieldsRemaining == 0;
     }
 

@@ -1,7 +1,7 @@
 package org.zrm.changesource.pg.internal.sync;
 
 /** Receives the fields of COPY rows in order; {@code null} bytes mean SQL NULL. */
-interface CopyFieldSink {
+public interface CopyFieldSink {
     /**
      * @param buf field bytes (only valid during the call), or {@code null} for NULL
      */

@@ -33,6 +33,7 @@ public final class ReplicationSlots {
 
     private static final String INSUFFICIENT_PRIVILEGE = "42501";
     private static final String CONFIGURATION_LIMIT_EXCEEDED = "53400";
+    private static final String OBJECT_IN_USE = "55006";
 
     private ReplicationSlots() {}
 
@@ -68,11 +69,29 @@ public final class ReplicationSlots {
     /** As above with an explicit server-side lock timeout (0 disables it; tests of the backstop). */
     static ReplicationSlot createReplicationSlot(Connection replConn, String slotName, boolean failover,
             Duration timeout, long lockTimeoutMs) throws SQLException {
+        return createSlot(replConn, slotName, false, failover, timeout, lockTimeoutMs);
+    }
+
+    /**
+     * Creates a TEMPORARY logical slot with an exported snapshot, for a snapshot at a known LSN
+     * (backfill). Unlike upstream's permanent slot, Postgres itself drops a temporary slot when
+     * the session ends, so a crash between creation and the explicit drop cannot leave a slot
+     * behind that holds WAL; and while the session lives the slot counts as active, so no other
+     * manager's cleanup of inactive slots drops it under us. Same timeouts as
+     * {@link #createReplicationSlot(Connection, String, boolean, Duration)}.
+     */
+    public static ReplicationSlot createTemporarySlot(Connection replConn, String slotName, Duration timeout)
+            throws SQLException {
+        return createSlot(replConn, slotName, true, false, timeout, Math.max(1, timeout.toMillis() - 1000));
+    }
+
+    private static ReplicationSlot createSlot(Connection replConn, String slotName, boolean temporary,
+            boolean failover, Duration timeout, long lockTimeoutMs) throws SQLException {
         try (Statement st = replConn.createStatement()) {
             st.execute("SET lock_timeout = " + lockTimeoutMs);
         }
-        String sql = "CREATE_REPLICATION_SLOT " + ShardSql.quoteId(slotName) + " LOGICAL pgoutput"
-                + (failover ? " (FAILOVER)" : "");
+        String sql = "CREATE_REPLICATION_SLOT " + ShardSql.quoteId(slotName) + (temporary ? " TEMPORARY" : "")
+                + " LOGICAL pgoutput" + (failover ? " (FAILOVER)" : "");
         AtomicBoolean done = new AtomicBoolean();
         AtomicBoolean timedOut = new AtomicBoolean();
         CompletableFuture.delayedExecutor(timeout.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
@@ -253,6 +272,54 @@ public final class ReplicationSlots {
         } catch (SQLException e) {
             LOG.warn("slot={}: could not drop replication slot: {}", slot, e.getMessage());
         }
+    }
+
+    /**
+     * Drops the inactive backfill snapshot slots {@code {slot}_bf_{millis}} of the given replica
+     * slot: left behind by a zero-cache (whose snapshot slots are permanent) or by a session
+     * Postgres has not yet noticed is gone. A live snapshot slot is active and is left alone; a
+     * slot that became active since the listing is skipped.
+     *
+     * @return the names of the dropped slots
+     */
+    public static List<String> dropOrphanedSnapshotSlots(Connection conn, String slot) throws SQLException {
+        String prefix = slot + "_bf_";
+        List<String> candidates = new ArrayList<>();
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT slot_name FROM pg_replication_slots WHERE starts_with(slot_name, ?) AND NOT active")) {
+            ps.setString(1, prefix);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String name = rs.getString(1);
+                    if (name.length() > prefix.length() && name.substring(prefix.length()).chars().allMatch(Character::isDigit)) {
+                        candidates.add(name);
+                    }
+                }
+            }
+        }
+        List<String> dropped = new ArrayList<>();
+        for (String name : candidates) {
+            try (PreparedStatement ps = conn.prepareStatement("SELECT pg_drop_replication_slot(slot_name) "
+                    + "FROM pg_replication_slots WHERE slot_name = ? AND NOT active")) {
+                ps.setString(1, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        dropped.add(name);
+                    }
+                }
+            } catch (SQLException e) {
+                // 55006: a session acquired the slot between the check and the drop, so it is not
+                // an orphan; anything else is a real failure.
+                if (!OBJECT_IN_USE.equals(e.getSQLState())) {
+                    throw e;
+                }
+                LOG.info("slot={}: backfill snapshot slot {} became active, not dropped", slot, name);
+            }
+        }
+        if (!dropped.isEmpty()) {
+            LOG.info("slot={}: dropped orphaned backfill snapshot slots {}", slot, dropped);
+        }
+        return dropped;
     }
 
     private static void lock(Connection conn, ShardId shard) throws SQLException {

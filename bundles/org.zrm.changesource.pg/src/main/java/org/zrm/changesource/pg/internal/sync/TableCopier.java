@@ -1,26 +1,20 @@
 package org.zrm.changesource.pg.internal.sync;
 
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyOut;
 import org.zrm.changesource.pg.internal.setup.PublishedColumn;
 import org.zrm.changesource.pg.internal.setup.PublishedTable;
 import org.zrm.changesource.pg.internal.setup.ShardSql;
-import org.zrm.changesource.pg.internal.types.BinaryCopyDecoders;
 import org.zrm.changesource.pg.internal.types.BinaryValueDecoder;
-import org.zrm.changesource.pg.internal.types.PgType;
 import org.zrm.changesource.pg.internal.types.PgTypeCatalog;
 import org.zrm.changesource.pg.internal.types.PgValueParser;
 import org.zrm.changesource.pg.internal.types.PgValueParsers;
-import org.zrm.protocol.JsonFormat;
-import org.zrm.replica.LiteValues;
 
 /**
  * Copies one published table out of the snapshot with COPY (binary by default, or text) and hands
@@ -49,55 +43,27 @@ final class TableCopier {
         List<String> select = new ArrayList<>();
         for (int i = 0; i < columns.size(); i++) {
             PublishedColumn c = columns.get(i);
-            PgType type = catalog.get(c.typeOid());
-            boolean isArray = type != null && type.isArray();
-            int elemOid = isArray ? type.elemOid() : 0;
-            String quoted = ShardSql.quoteId(c.name());
             if (textCopy) {
                 PgValueParser parser = catalog.parser(c.typeOid(), PgValueParsers.Target.REPLICA);
-                decoders[i] = textDecoder(parser, c.dataType());
-                select.add(quoted);
-            } else if (BinaryCopyDecoders.hasBinaryDecoder(c.typeOid(), c.pgTypeClass(), elemOid,
-                    isArray ? c.elemPgTypeClass() : null)) {
-                decoders[i] = BinaryCopyDecoders.forColumn(c.typeOid(), c.pgTypeClass(), elemOid,
-                        isArray ? c.elemPgTypeClass() : null);
-                select.add(quoted);
-            } else if (isArray) {
-                // Element type without a binary decoder: take the text form and parse it, rather than
-                // upstream's UTF-8 reading of binary element bytes (see BinaryCopyDecoders).
-                PgValueParser parser = catalog.parser(c.typeOid(), PgValueParsers.Target.REPLICA);
-                decoders[i] = textDecoder(parser, c.dataType());
-                select.add(quoted + "::text");
+                decoders[i] = CopySelect.replicaTextDecoder(parser, c.dataType());
+                select.add(ShardSql.quoteId(c.name()));
             } else {
-                decoders[i] = BinaryCopyDecoders.TEXT_CAST;
-                select.add(quoted + "::text");
+                CopySelect.BinaryColumn column = CopySelect.binaryColumn(c, catalog);
+                decoders[i] = column.decoder();
+                select.add(column.selectExpression());
             }
         }
         this.selectList = String.join(",", select);
-    }
-
-    private static BinaryValueDecoder textDecoder(PgValueParser parser, String dataType) {
-        return (b, o, l) -> LiteValues.liteValue(parser.parse(new String(b, o, l, StandardCharsets.UTF_8)), dataType,
-                JsonFormat.STRINGIFIED);
     }
 
     List<String> columnNames() {
         return columns.stream().map(PublishedColumn::name).toList();
     }
 
-    /**
-     * The SELECT. DECISION (QUIRK "row filter OR-ing drops unfiltered publications"): fixed. If any
-     * publication publishes the table without a row filter, every row is copied, which is what the
-     * replication stream publishes; upstream applied the other publications' filters anyway.
-     */
+    /** The SELECT, with the row filter of {@link CopySelect#where}. */
     String selectStatement() {
-        String from = "SELECT " + selectList + " FROM " + ShardSql.quoteId(table.schema()) + "."
-                + ShardSql.quoteId(table.name());
-        boolean someUnfiltered = table.rowFilters().size() < table.publications().size();
-        if (table.rowFilters().isEmpty() || someUnfiltered) {
-            return from;
-        }
-        return from + " WHERE " + table.rowFilters().stream().collect(Collectors.joining(" OR "));
+        return "SELECT " + selectList + " FROM " + ShardSql.quoteId(table.schema()) + "."
+                + ShardSql.quoteId(table.name()) + CopySelect.where(table);
     }
 
     String copyStatement() {

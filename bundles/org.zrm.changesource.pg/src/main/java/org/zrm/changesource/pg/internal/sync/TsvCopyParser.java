@@ -10,13 +10,13 @@ import java.io.ByteArrayOutputStream;
  * segment and corrupts a multibyte character split across chunks; we collect a field's raw bytes
  * and hand them over whole, so the caller decodes complete UTF-8 sequences.
  */
-final class TsvCopyParser {
+public final class TsvCopyParser {
 
     private final ByteArrayOutputStream value = new ByteArrayOutputStream();
     private boolean escaped;
     private boolean isNull;
 
-    void parse(byte[] chunk, CopyFieldSink sink) {
+    public void parse(byte[] chunk, CopyFieldSink sink) {
         for (byte b : chunk) {
             if (escaped) {
                 escaped = false;
