@@ -23,6 +23,8 @@ import org.zrm.changesource.ChangeSourceAbortedException;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
+import org.zrm.changesource.pg.internal.backfill.BackfillManager;
+import org.zrm.changesource.pg.internal.backfill.BackfillStreamer;
 import org.zrm.changesource.pg.internal.replication.CatalogColumnParsers;
 import org.zrm.changesource.pg.internal.replication.ColumnParsers;
 import org.zrm.changesource.pg.internal.replication.PgErrors;
@@ -81,7 +83,9 @@ public final class PgChangeSource implements ChangeSource {
     private volatile SubscriptionState state;
     private volatile LagReporter lagReporter;
     private volatile PgChangeStream current;
+    private volatile BackfillManager backfills;
     private volatile boolean stopped;
+    private final BackfillStreamer backfillStreamer;
 
     /**
      * @param settings validated settings
@@ -99,6 +103,19 @@ public final class PgChangeSource implements ChangeSource {
      *     a resync would accept it
      */
     public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer, TableValidator validator) {
+        this(settings, initializer, validator, unavailableBackfills());
+    }
+
+    /**
+     * @param settings validated settings
+     * @param initializer shard setup, slot creation and initial sync
+     * @param validator see {@link #PgChangeSource(PgSourceSettings, ReplicaInitializer, TableValidator)}
+     * @param backfillStreamer reads backfill requests from snapshots; each stream's
+     *     {@link BackfillManager} runs them beside the stream
+     */
+    public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer, TableValidator validator,
+            BackfillStreamer backfillStreamer) {
+        this.backfillStreamer = Objects.requireNonNull(backfillStreamer, "backfillStreamer");
         this.validator = Objects.requireNonNull(validator, "validator");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.shard = settings.shard();
@@ -118,6 +135,27 @@ public final class PgChangeSource implements ChangeSource {
         });
         cleaner.setRemoveOnCancelPolicy(true);
         this.cleanup = cleaner;
+    }
+
+    /**
+     * A streamer for sources built without a snapshot reader (tests of other parts): every run fails
+     * with a clear error, so requests stay required, are retried with back-off and show their error
+     * in {@code /status}; nothing is dropped.
+     */
+    public static BackfillStreamer unavailableBackfills() {
+        return request -> {
+            throw new ChangeSourceException("cannot backfill " + request.table().schema() + "."
+                    + request.table().name() + ": this change source has no backfill snapshot reader");
+        };
+    }
+
+    /**
+     * The required and running backfills of the current stream, for {@code /status} and
+     * {@code /metrics} (see {@link BackfillManager#status()}); empty without a stream.
+     */
+    public List<Map<String, Object>> backfillStatus() {
+        BackfillManager m = backfills;
+        return m == null ? List.of() : m.status();
     }
 
     /** @return the upstream database (connections for tests, benchmarks and the setup code) */
@@ -179,10 +217,7 @@ public final class PgChangeSource implements ChangeSource {
         if (s == null) {
             throw new ChangeSourceException("startStream called before initialize");
         }
-        if (!backfillRequests.isEmpty()) {
-            LOG.warn("{} backfill request(s) not resumed: backfill is not supported by this version",
-                    backfillRequests.size());
-        }
+        Objects.requireNonNull(backfillRequests, "backfillRequests");
         String slot;
         ShardSchema.InternalShardConfig config;
         RelationHandler relations;
@@ -198,7 +233,7 @@ public final class PgChangeSource implements ChangeSource {
         } catch (SQLException e) {
             throw PgErrors.translate("preparing the replication stream of " + shard.schema(), e);
         }
-        return openStream(slot, config.publications(), afterWatermark, relations);
+        return openStream(slot, config.publications(), afterWatermark, relations, backfillRequests);
     }
 
     /**
@@ -253,6 +288,16 @@ public final class PgChangeSource implements ChangeSource {
      */
     public PgChangeStream openStream(String slot, List<String> publications, String afterWatermark,
             RelationHandler relations) throws ChangeSourceException, InterruptedException {
+        return openStream(slot, publications, afterWatermark, relations, null);
+    }
+
+    /**
+     * @param backfillRequests the change log's unfinished backfills; {@code null} runs the stream
+     *     without a backfill manager (the stream tests and benchmarks)
+     */
+    private PgChangeStream openStream(String slot, List<String> publications, String afterWatermark,
+            RelationHandler relations, List<BackfillRequest> backfillRequests)
+            throws ChangeSourceException, InterruptedException {
         checkNotStopped();
         long startLsn = Watermarks.restartLsn(afterWatermark).asLong();
         ColumnParsers parsers;
@@ -266,7 +311,7 @@ public final class PgChangeSource implements ChangeSource {
         ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(),
                 new SchemaChangeHandler(codec, validator, cleanup, () -> db.open(CONTROL_APP_NAME)), relations);
         AtomicReference<ReplicationStream> running = new AtomicReference<>();
-        PgChangeStream stream = new PgChangeStream(slot, maker, lagReporter, settings.bufferMessages(),
+        PgChangeStream stream = new PgChangeStream(slot, afterWatermark, maker, lagReporter, settings.bufferMessages(),
                 settings.bufferBytes(), failure -> classifyStreamFailure(slot, running.get(), failure));
         Connection repl;
         try {
@@ -276,10 +321,27 @@ public final class PgChangeSource implements ChangeSource {
             LOG.error(t.getMessage());
             throw t;
         }
-        ReplicationStream rs = ReplicationStream.start(repl, settings.streamSettings(slot, publications), startLsn,
-                parsers, stream, scheduler);
+        BackfillManager manager = null;
+        if (backfillRequests != null) {
+            // Listening from the stream's first message on: the manager must see every schema change.
+            manager = new BackfillManager(slot, stream.multiplexer(), backfillStreamer);
+            stream.multiplexer().addListener(manager).addProducer(manager);
+            backfills = manager;
+        }
+        ReplicationStream rs;
+        try {
+            rs = ReplicationStream.start(repl, settings.streamSettings(slot, publications), startLsn, parsers, stream,
+                    scheduler);
+        } catch (ChangeSourceException | InterruptedException | RuntimeException e) {
+            stream.close(); // ends the backfill manager, if any
+            throw e;
+        }
         running.set(rs);
         stream.attach(rs);
+        if (manager != null) {
+            // Backfills start once the main stream is established, as upstream's do.
+            manager.run(afterWatermark, backfillRequests);
+        }
         PgChangeStream previous = current;
         current = stream;
         if (previous != null && previous != stream) {

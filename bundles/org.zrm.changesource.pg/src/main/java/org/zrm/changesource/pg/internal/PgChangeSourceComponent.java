@@ -15,9 +15,12 @@ import org.zrm.changesource.ChangeSource;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
+import org.zrm.changesource.pg.internal.backfill.BackfillStreamer;
 import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
+import org.zrm.status.MetricsContributor;
+import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
 import org.zrm.protocol.BackfillRequest;
 
@@ -26,10 +29,10 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = {ChangeSource.class, StatusContributor.class}, configurationPid = "org.zrm.changesource.pg",
+@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class}, configurationPid = "org.zrm.changesource.pg",
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
 @Designate(ocd = PgChangeSourceConfig.class)
-public final class PgChangeSourceComponent implements ChangeSource, StatusContributor {
+public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
     private final PgChangeSource source;
@@ -43,8 +46,12 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
                 .withTableCopyWorkers(config.initialSync_tableCopyWorkers())
                 .withTextCopy(config.initialSync_textCopy())
                 .withRequireRowKey(config.tables_requireRowKey()));
+        // MERGE(issue 13, part B): the one construction point of the backfill snapshot reader;
+        // replace with part B's PgBackfillStreamer (upstream URI, shard, initialSync_textCopy).
+        BackfillStreamer backfillStreamer = PgChangeSource.unavailableBackfills();
         // One rule for both: a table initial sync would reject must not enter through the stream.
-        this.source = new PgChangeSource(settings, initializer, new TableValidator(config.tables_requireRowKey()));
+        this.source = new PgChangeSource(settings, initializer, new TableValidator(config.tables_requireRowKey()),
+                backfillStreamer);
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
     }
@@ -96,6 +103,12 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         status.put("publications", settings.publications());
         status.put("replicaFile", settings.replicaFile());
         status.put("initialSync", initializer.progress().orElse(null));
+        status.put("backfills", source.backfillStatus());
         return status;
+    }
+
+    @Override
+    public void collect(MetricsSink sink) {
+        BackfillMetrics.collect(source.backfillStatus(), sink);
     }
 }

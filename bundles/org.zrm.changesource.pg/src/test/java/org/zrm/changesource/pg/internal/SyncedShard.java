@@ -129,7 +129,7 @@ final class SyncedShard implements AutoCloseable {
                 throw new IllegalStateException("no type reload in this test");
             });
         }
-        PgChangeStream stream = new PgChangeStream(slot, maker, null, settings.bufferMessages(),
+        PgChangeStream stream = new PgChangeStream(slot, state.watermark(), maker, null, settings.bufferMessages(),
                 settings.bufferBytes(), null);
         ReplicationStream rs = ReplicationStream.start(db.connectForReplication(), settings.streamSettings(slot,
                 state.publications()), Watermarks.restartLsn(state.watermark()).asLong(), parsers, stream, scheduler);
