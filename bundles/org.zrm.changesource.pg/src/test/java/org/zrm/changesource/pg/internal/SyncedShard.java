@@ -68,6 +68,12 @@ final class SyncedShard implements AutoCloseable {
      */
     static SyncedShard start(PgCluster cluster, Path dir, String schemaSql, List<String> publications, String asRole)
             throws Exception {
+        return start(cluster, dir, schemaSql, publications, asRole, PgChangeSource.unavailableBackfills());
+    }
+
+    /** {@link #start(PgCluster, Path, String, List, String)} with the source's backfill snapshot reader. */
+    static SyncedShard start(PgCluster cluster, Path dir, String schemaSql, List<String> publications, String asRole,
+            org.zrm.changesource.pg.internal.backfill.BackfillStreamer backfills) throws Exception {
         PgDatabase db = PgDatabase.create(cluster, "synced");
         PgChangeSource source = null;
         try {
@@ -82,7 +88,8 @@ final class SyncedShard implements AutoCloseable {
             String uri = asRole == null ? db.uri() : db.uri().replace(PgCluster.SUPERUSER + "@", asRole + "@");
             PgSourceSettings settings = PgSourceSettings.defaults(uri, SHARD, publications).withLagReportIntervalMs(0)
                     .withReplicaFile(dir.resolve(db.name() + ".db").toString());
-            source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()));
+            source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()),
+                    org.zrm.changesource.pg.internal.setup.TableValidator.strict(), backfills);
             SubscriptionState state = source.initialize(false);
             return new SyncedShard(db, settings, source, state, asRole);
         } catch (Exception | Error e) {
