@@ -212,4 +212,51 @@ class BackfillWiringPgTest {
             assertEquals(List.of(), shard.source.backfillStatus());
         }
     }
+
+    @Test
+    void aFailedRunIsRetriedAndItsErrorShown(@TempDir Path dir) throws Exception {
+        SyncedShard[] holder = new SyncedShard[1];
+        BackfillStreamer real = selectStreamer(holder);
+        java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CountDownLatch failed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch reopened = new java.util.concurrent.CountDownLatch(1);
+        BackfillStreamer flaky = request -> {
+            if (attempts.incrementAndGet() == 1) {
+                failed.countDown();
+                throw new org.zrm.changesource.ChangeSourceException("snapshot slot unavailable");
+            }
+            BackfillRun run = real.open(request);
+            reopened.countDown();
+            return run;
+        };
+        try (SyncedShard shard = SyncedShard.start(cluster, dir, SCHEMA, List.of("zero_pub"), null, flaky)) {
+            holder[0] = shard;
+            ChangeStream stream = shard.stream();
+            try (Connection c = shard.connect()) {
+                exec(c, "ALTER PUBLICATION zero_pub ADD TABLE big");
+            }
+            assertTrue(failed.await(20, java.util.concurrent.TimeUnit.SECONDS));
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            java.util.Map<String, Object> status;
+            do {
+                assertTrue(System.nanoTime() < deadline, "no retrying state in " + shard.source.backfillStatus());
+                Thread.onSpinWait();
+                List<java.util.Map<String, Object>> all = shard.source.backfillStatus();
+                status = all.isEmpty() ? java.util.Map.of() : all.get(0);
+            } while (!"retrying".equals(status.get("state")));
+            assertEquals("public.big", status.get("table"));
+            assertEquals(1, status.get("retries"));
+            assertEquals("snapshot slot unavailable", status.get("lastError"));
+            assertTrue(reopened.await(20, java.util.concurrent.TimeUnit.SECONDS), "retried after the back-off");
+            // A live commit after the retry's snapshot lets its backfill-completed through.
+            try (Connection c = shard.connect()) {
+                exec(c, "INSERT INTO live VALUES (2, 'later')");
+            }
+            List<BeginMessage> backfillBegins = new ArrayList<>();
+            List<DataMessage> data = takeThroughCompletion(stream, backfillBegins);
+            assertTrue(data.stream().anyMatch(d -> d.change() instanceof Backfill b && b.rowValues().size() == 50));
+            assertEquals(2, attempts.get(), "retried once, after the back-off");
+            assertEquals(List.of(), shard.source.backfillStatus());
+        }
+    }
 }
