@@ -38,6 +38,19 @@ final class BackfillMetrics {
         }
     }
 
+    /** The live stream's waits for backfills ({@link PgChangeSource#streamSharing()}), if a stream runs. */
+    static void collectSharing(Map<String, Object> sharing, MetricsSink sink) {
+        if (sharing == null) {
+            return;
+        }
+        sink.counter("zrm_backfill_live_waits_total",
+                "Times the current stream's live transactions waited for a backfill to yield", Map.of(),
+                number(sharing.get("liveWaits")));
+        sink.gauge("zrm_backfill_live_wait_max_seconds",
+                "Longest wait of a live transaction for a backfill to yield, current stream", Map.of(),
+                number(sharing.get("maxLiveWaitMs")) / 1000.0);
+    }
+
     private static double number(Object o) {
         return o instanceof Number n ? n.doubleValue() : 0;
     }

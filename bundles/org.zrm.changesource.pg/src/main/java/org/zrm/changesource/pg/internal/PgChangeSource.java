@@ -158,6 +158,20 @@ public final class PgChangeSource implements ChangeSource {
         return m == null ? List.of() : m.status();
     }
 
+    /**
+     * How often, and how long at most, the current stream's live transactions waited for a backfill
+     * to hand the stream back ({@code liveWaits}, {@code maxLiveWaitMs}); {@code null} without a
+     * stream. What an operator checks against the backfill's yield bound.
+     */
+    public Map<String, Object> streamSharing() {
+        PgChangeStream s = current;
+        if (s == null) {
+            return null;
+        }
+        return Map.of("liveWaits", s.multiplexer().replicationWaits(),
+                "maxLiveWaitMs", Math.round(s.multiplexer().maxReplicationWaitNanos() / 1e4) / 100.0);
+    }
+
     /** @return the upstream database (connections for tests, benchmarks and the setup code) */
     public UpstreamDb db() {
         return db;

@@ -104,11 +104,13 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         status.put("replicaFile", settings.replicaFile());
         status.put("initialSync", initializer.progress().orElse(null));
         status.put("backfills", source.backfillStatus());
+        status.put("streamSharing", source.streamSharing());
         return status;
     }
 
     @Override
     public void collect(MetricsSink sink) {
         BackfillMetrics.collect(source.backfillStatus(), sink);
+        BackfillMetrics.collectSharing(source.streamSharing(), sink);
     }
 }

@@ -66,6 +66,15 @@ class BackfillMetricsTest {
     }
 
     @Test
+    void streamSharing() {
+        BackfillMetrics.collectSharing(null, sink);
+        assertEquals(List.of(), samples, "no stream, no samples");
+        BackfillMetrics.collectSharing(Map.of("liveWaits", 3L, "maxLiveWaitMs", 4.5), sink);
+        assertEquals(List.of("counter zrm_backfill_live_waits_total{} 3.0",
+                "gauge zrm_backfill_live_wait_max_seconds{} 0.0045"), samples);
+    }
+
+    @Test
     void noBackfills() {
         BackfillMetrics.collect(List.of(), sink);
         assertEquals(List.of("gauge zrm_backfill_required{} 0.0"), samples);
