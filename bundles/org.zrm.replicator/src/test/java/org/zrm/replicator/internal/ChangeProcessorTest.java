@@ -315,6 +315,36 @@ class ChangeProcessorTest {
         assertEquals("0e", TestReplica.scalar(reader, "SELECT minRowVersion FROM \"_zero.tableMetadata\" WHERE \"table\" = 'issue'"));
     }
 
+    /**
+     * A backfill transaction exactly as the change source's backfill manager writes it: its own
+     * {@code begin} with {@code json:"s"} and {@code skipAck}, a minor watermark between two stream
+     * positions, rows at an older snapshot watermark, JSON values as text.
+     */
+    @Test
+    void backfillTransactionOfTheBackfillManagerIsApplied() throws Exception {
+        String rel = "{\"schema\":\"public\",\"name\":\"issue\",\"rowKey\":{\"columns\":[\"id\"]}}";
+        apply(begin("0a"), insertIssue("a", "one"), insertIssue("b", "two"), commit("0a"));
+        apply(begin("0b"), data("{\"tag\":\"add-column\",\"table\":{\"schema\":\"public\",\"name\":\"issue\"},"
+                + "\"column\":{\"name\":\"extra\",\"spec\":{\"pos\":9,\"dataType\":\"jsonb\"}},\"backfill\":{\"attNum\":9}}"),
+                commit("0b"));
+        // The live stream sets a newer value for a after the backfill's snapshot (0b).
+        apply(begin("0c"), data("{\"tag\":\"update\",\"relation\":" + ISSUE + ",\"key\":null,\"new\":{\"id\":\"a\","
+                + "\"extra\":\"{\\\"live\\\": true}\"}}"), commit("0c"));
+        CommitResult r = apply("[\"begin\",{\"tag\":\"begin\",\"json\":\"s\",\"skipAck\":true},{\"commitWatermark\":\"0c.01\"}]",
+                data("{\"tag\":\"backfill\",\"relation\":" + rel + ",\"columns\":[\"extra\"],\"watermark\":\"0b\","
+                        + "\"rowValues\":[[\"a\",\"{\\\"old\\\": 1}\"],[\"b\",\"{\\\"v\\\": 2}\"]],"
+                        + "\"status\":{\"rows\":2,\"totalRows\":2,\"totalBytes\":40}}"),
+                data("{\"tag\":\"backfill-completed\",\"relation\":" + rel + ",\"columns\":[\"extra\"],\"watermark\":\"0b\"}"),
+                "[\"commit\",{\"tag\":\"commit\"},{\"watermark\":\"0c.01\"}]");
+        assertEquals("0c.01", r.watermark());
+        assertEquals(List.of(Map.of("id", "a", "extra", "{\"live\": true}"), Map.of("id", "b", "extra", "{\"v\": 2}")),
+                TestReplica.rows(reader, "SELECT id, extra FROM issue ORDER BY id"),
+                "filled from the snapshot, without overwriting the newer live value; JSON text kept as is");
+        assertEquals("0c.01", TestReplica.stateVersion(reader));
+        assertNull(TestReplica.scalar(reader,
+                "SELECT backfill FROM \"_zero.column_metadata\" WHERE table_name = 'issue' AND column_name = 'extra'"));
+    }
+
     @Test
     void aReplicaLockedByAnotherWriterFailsTheTransactionAfterABoundedWait() throws Exception {
         java.sql.Connection writer = new ReplicaFile(file, 1000).openWriter();

@@ -23,6 +23,10 @@ import org.zrm.changesource.ChangeSourceAbortedException;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
+import org.zrm.changesource.pg.internal.backfill.BackfillManager;
+import org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions;
+import org.zrm.changesource.pg.internal.backfill.BackfillStreamer;
+import org.zrm.changesource.pg.internal.backfill.PgBackfillStreamer;
 import org.zrm.changesource.pg.internal.replication.CatalogColumnParsers;
 import org.zrm.changesource.pg.internal.replication.ColumnParsers;
 import org.zrm.changesource.pg.internal.replication.PgErrors;
@@ -81,7 +85,9 @@ public final class PgChangeSource implements ChangeSource {
     private volatile SubscriptionState state;
     private volatile LagReporter lagReporter;
     private volatile PgChangeStream current;
+    private volatile BackfillManager backfills;
     private volatile boolean stopped;
+    private final BackfillStreamer.Factory backfillStreamers;
 
     /**
      * @param settings validated settings
@@ -99,6 +105,19 @@ public final class PgChangeSource implements ChangeSource {
      *     a resync would accept it
      */
     public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer, TableValidator validator) {
+        this(settings, initializer, validator, unavailableBackfills());
+    }
+
+    /**
+     * @param settings validated settings
+     * @param initializer shard setup, slot creation and initial sync
+     * @param validator see {@link #PgChangeSource(PgSourceSettings, ReplicaInitializer, TableValidator)}
+     * @param backfillStreamers makes each stream's reader of backfill requests from snapshots;
+     *     the stream's {@link BackfillManager} runs them beside the stream
+     */
+    public PgChangeSource(PgSourceSettings settings, ReplicaInitializer initializer, TableValidator validator,
+            BackfillStreamer.Factory backfillStreamers) {
+        this.backfillStreamers = Objects.requireNonNull(backfillStreamers, "backfillStreamers");
         this.validator = Objects.requireNonNull(validator, "validator");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.shard = settings.shard();
@@ -118,6 +137,56 @@ public final class PgChangeSource implements ChangeSource {
         });
         cleaner.setRemoveOnCancelPolicy(true);
         this.cleanup = cleaner;
+    }
+
+    /**
+     * A streamer for sources built without a snapshot reader (tests of other parts): every run fails
+     * with a clear error, so requests stay required, are retried with back-off and show their error
+     * in {@code /status}; nothing is dropped.
+     */
+    public static BackfillStreamer.Factory unavailableBackfills() {
+        return (slot, publications) -> request -> {
+            throw new ChangeSourceException("cannot backfill " + request.table().schema() + "."
+                    + request.table().name() + ": this change source has no backfill snapshot reader");
+        };
+    }
+
+    /** The Postgres snapshot reader on {@code db} (binary or text COPY as configured). */
+    public static BackfillStreamer.Factory snapshotBackfills(UpstreamDb db, BackfillStreamOptions options) {
+        return new BackfillStreamer.Factory() {
+            @Override
+            public BackfillStreamer forStream(String slot, List<String> publications) {
+                return new PgBackfillStreamer(db.connector(), slot, publications, options);
+            }
+
+            @Override
+            public List<String> dropOrphans(String slot) throws ChangeSourceException {
+                return new PgBackfillStreamer(db.connector(), slot, List.of(), options).dropOrphanedSlots();
+            }
+        };
+    }
+
+    /**
+     * The required and running backfills of the current stream, for {@code /status} and
+     * {@code /metrics} (see {@link BackfillManager#status()}); empty without a stream.
+     */
+    public List<Map<String, Object>> backfillStatus() {
+        BackfillManager m = backfills;
+        return m == null ? List.of() : m.status();
+    }
+
+    /**
+     * How often, and how long at most, the current stream's live transactions waited for a backfill
+     * to hand the stream back ({@code liveWaits}, {@code maxLiveWaitMs}); {@code null} without a
+     * stream. What an operator checks against the backfill's yield bound.
+     */
+    public Map<String, Object> streamSharing() {
+        PgChangeStream s = current;
+        if (s == null) {
+            return null;
+        }
+        return Map.of("liveWaits", s.multiplexer().replicationWaits(),
+                "maxLiveWaitMs", Math.round(s.multiplexer().maxReplicationWaitNanos() / 1e4) / 100.0);
     }
 
     /** @return the upstream database (connections for tests, benchmarks and the setup code) */
@@ -179,10 +248,7 @@ public final class PgChangeSource implements ChangeSource {
         if (s == null) {
             throw new ChangeSourceException("startStream called before initialize");
         }
-        if (!backfillRequests.isEmpty()) {
-            LOG.warn("{} backfill request(s) not resumed: backfill is not supported by this version",
-                    backfillRequests.size());
-        }
+        Objects.requireNonNull(backfillRequests, "backfillRequests");
         String slot;
         ShardSchema.InternalShardConfig config;
         RelationHandler relations;
@@ -198,7 +264,7 @@ public final class PgChangeSource implements ChangeSource {
         } catch (SQLException e) {
             throw PgErrors.translate("preparing the replication stream of " + shard.schema(), e);
         }
-        return openStream(slot, config.publications(), afterWatermark, relations);
+        return openStream(slot, config.publications(), afterWatermark, relations, backfillRequests);
     }
 
     /**
@@ -253,6 +319,16 @@ public final class PgChangeSource implements ChangeSource {
      */
     public PgChangeStream openStream(String slot, List<String> publications, String afterWatermark,
             RelationHandler relations) throws ChangeSourceException, InterruptedException {
+        return openStream(slot, publications, afterWatermark, relations, null);
+    }
+
+    /**
+     * @param backfillRequests the change log's unfinished backfills; {@code null} runs the stream
+     *     without a backfill manager (the stream tests and benchmarks)
+     */
+    private PgChangeStream openStream(String slot, List<String> publications, String afterWatermark,
+            RelationHandler relations, List<BackfillRequest> backfillRequests)
+            throws ChangeSourceException, InterruptedException {
         checkNotStopped();
         long startLsn = Watermarks.restartLsn(afterWatermark).asLong();
         ColumnParsers parsers;
@@ -266,7 +342,7 @@ public final class PgChangeSource implements ChangeSource {
         ChangeMaker maker = new ChangeMaker(shard.appId(), shard.shardNum(),
                 new SchemaChangeHandler(codec, validator, cleanup, () -> db.open(CONTROL_APP_NAME)), relations);
         AtomicReference<ReplicationStream> running = new AtomicReference<>();
-        PgChangeStream stream = new PgChangeStream(slot, maker, lagReporter, settings.bufferMessages(),
+        PgChangeStream stream = new PgChangeStream(slot, afterWatermark, maker, lagReporter, settings.bufferMessages(),
                 settings.bufferBytes(), failure -> classifyStreamFailure(slot, running.get(), failure));
         Connection repl;
         try {
@@ -276,10 +352,36 @@ public final class PgChangeSource implements ChangeSource {
             LOG.error(t.getMessage());
             throw t;
         }
-        ReplicationStream rs = ReplicationStream.start(repl, settings.streamSettings(slot, publications), startLsn,
-                parsers, stream, scheduler);
+        BackfillManager manager = null;
+        if (backfillRequests != null) {
+            // Listening from the stream's first message on: the manager must see every schema change.
+            try {
+                List<String> dropped = backfillStreamers.dropOrphans(slot);
+                if (!dropped.isEmpty()) {
+                    LOG.info("slot={}: dropped {} backfill snapshot slot(s) left behind: {}", slot, dropped.size(), dropped);
+                }
+            } catch (ChangeSourceException e) {
+                // Inactive temporary slots hold no WAL once their session is gone; a later start retries.
+                LOG.warn("slot={}: could not look for backfill snapshot slots left behind: {}", slot, e.getMessage());
+            }
+            manager = new BackfillManager(slot, stream.multiplexer(), backfillStreamers.forStream(slot, publications));
+            stream.multiplexer().addListener(manager).addProducer(manager);
+            backfills = manager;
+        }
+        ReplicationStream rs;
+        try {
+            rs = ReplicationStream.start(repl, settings.streamSettings(slot, publications), startLsn, parsers, stream,
+                    scheduler);
+        } catch (ChangeSourceException | InterruptedException | RuntimeException e) {
+            stream.close(); // ends the backfill manager, if any
+            throw e;
+        }
         running.set(rs);
         stream.attach(rs);
+        if (manager != null) {
+            // Backfills start once the main stream is established, as upstream's do.
+            manager.run(afterWatermark, backfillRequests);
+        }
         PgChangeStream previous = current;
         current = stream;
         if (previous != null && previous != stream) {

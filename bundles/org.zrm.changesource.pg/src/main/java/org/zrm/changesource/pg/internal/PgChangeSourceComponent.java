@@ -14,10 +14,13 @@ import org.zrm.changesource.ChangeSource;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
+import org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions;
 import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
 import org.zrm.config.NodeIdentity;
+import org.zrm.status.MetricsContributor;
+import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
 import org.zrm.protocol.BackfillRequest;
 
@@ -26,9 +29,10 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = {ChangeSource.class, StatusContributor.class}, configurationPid = {NodeIdentity.PID, "org.zrm.changesource.pg"},
+@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class},
+        configurationPid = {NodeIdentity.PID, "org.zrm.changesource.pg"},
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
-public final class PgChangeSourceComponent implements ChangeSource, StatusContributor {
+public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
     private final PgChangeSource source;
@@ -43,7 +47,10 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
                 .withTextCopy(config.initialSync_textCopy())
                 .withRequireRowKey(config.tables_requireRowKey()));
         // One rule for both: a table initial sync would reject must not enter through the stream.
-        this.source = new PgChangeSource(settings, initializer, new TableValidator(config.tables_requireRowKey()));
+        TableValidator validator = new TableValidator(config.tables_requireRowKey());
+        this.source = new PgChangeSource(settings, initializer, validator, PgChangeSource.snapshotBackfills(
+                new UpstreamDb(settings.upstreamUri()),
+                BackfillStreamOptions.defaults().withTextCopy(config.initialSync_textCopy())));
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
     }
@@ -95,6 +102,14 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         status.put("publications", settings.publications());
         status.put("replicaFile", settings.replicaFile());
         status.put("initialSync", initializer.progress().orElse(null));
+        status.put("backfills", source.backfillStatus());
+        status.put("streamSharing", source.streamSharing());
         return status;
+    }
+
+    @Override
+    public void collect(MetricsSink sink) {
+        BackfillMetrics.collect(source.backfillStatus(), sink);
+        BackfillMetrics.collectSharing(source.streamSharing(), sink);
     }
 }

@@ -25,6 +25,11 @@ public final class UpstreamDb {
         this.masked = Secrets.maskUrls(uri);
     }
 
+    /** The connector behind both kinds of connection, for readers that open their own. */
+    public JdbcPgConnector connector() {
+        return connector;
+    }
+
     /** Opens a normal connection. */
     public Connection open(String applicationName) throws SQLException {
         return connector.connect(applicationName);

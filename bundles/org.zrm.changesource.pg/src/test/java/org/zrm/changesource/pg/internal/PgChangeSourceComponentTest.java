@@ -45,6 +45,7 @@ class PgChangeSourceComponentTest {
         // Port 1 is closed: activation still succeeds because nothing connects yet.
         PgChangeSourceComponent c = new PgChangeSourceComponent(config(Map.of("upstream_db",
                 "postgresql://u:secret@127.0.0.1:1/db", "app_publications", new String[] {"a,b", " c ", ""})));
+        assertEquals(List.of(), c.status().get("backfills"), "no stream, no backfills");
         c.stop();
         assertEquals(List.of("a", "b", "c"), PgSourceSettings.splitPublications(new String[] {"a,b", " c ", ""}));
         assertTrue(new UpstreamDb("postgresql://u:secret@127.0.0.1:1/db").toString().contains("u:****@"));

@@ -68,6 +68,26 @@ final class SyncedShard implements AutoCloseable {
      */
     static SyncedShard start(PgCluster cluster, Path dir, String schemaSql, List<String> publications, String asRole)
             throws Exception {
+        return startWith(cluster, dir, schemaSql, publications, asRole, uri -> PgChangeSource.unavailableBackfills());
+    }
+
+    /** {@link #start(PgCluster, Path, String, List, String)} with the source's backfill snapshot reader. */
+    static SyncedShard start(PgCluster cluster, Path dir, String schemaSql, List<String> publications, String asRole,
+            org.zrm.changesource.pg.internal.backfill.BackfillStreamer backfills) throws Exception {
+        return startWith(cluster, dir, schemaSql, publications, asRole, uri -> (slot, pubs) -> backfills);
+    }
+
+    /** {@link #start(PgCluster, Path, String, List, String)} with the real Postgres snapshot reader. */
+    static SyncedShard startWithSnapshotBackfills(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
+            boolean textCopy) throws Exception {
+        return startWith(cluster, dir, schemaSql, publications, null, uri -> PgChangeSource.snapshotBackfills(
+                new UpstreamDb(uri), org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions.defaults()
+                        .withTextCopy(textCopy)));
+    }
+
+    private static SyncedShard startWith(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
+            String asRole, java.util.function.Function<String, org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory>
+                    backfills) throws Exception {
         PgDatabase db = PgDatabase.create(cluster, "synced");
         PgChangeSource source = null;
         try {
@@ -82,7 +102,8 @@ final class SyncedShard implements AutoCloseable {
             String uri = asRole == null ? db.uri() : db.uri().replace(PgCluster.SUPERUSER + "@", asRole + "@");
             PgSourceSettings settings = PgSourceSettings.defaults(uri, SHARD, publications).withLagReportIntervalMs(0)
                     .withReplicaFile(dir.resolve(db.name() + ".db").toString());
-            source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()));
+            source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()),
+                    org.zrm.changesource.pg.internal.setup.TableValidator.strict(), backfills.apply(uri));
             SubscriptionState state = source.initialize(false);
             return new SyncedShard(db, settings, source, state, asRole);
         } catch (Exception | Error e) {
@@ -129,7 +150,7 @@ final class SyncedShard implements AutoCloseable {
                 throw new IllegalStateException("no type reload in this test");
             });
         }
-        PgChangeStream stream = new PgChangeStream(slot, maker, null, settings.bufferMessages(),
+        PgChangeStream stream = new PgChangeStream(slot, state.watermark(), maker, null, settings.bufferMessages(),
                 settings.bufferBytes(), null);
         ReplicationStream rs = ReplicationStream.start(db.connectForReplication(), settings.streamSettings(slot,
                 state.publications()), Watermarks.restartLsn(state.watermark()).asLong(), parsers, stream, scheduler);

@@ -129,6 +129,45 @@ class StorerQueuePgTest {
         }
     }
 
+    /**
+     * A backfill transaction exactly as the change source's backfill manager writes it, between two
+     * replication transactions: stored at its minor watermark, never acked, and its
+     * {@code backfill-completed} clears the column's backfill record.
+     */
+    @Test
+    void backfillTransactionOfTheBackfillManagerIsStoredButNotAcked(PgDatabase db) throws Exception {
+        int shard = SHARDS.incrementAndGet();
+        RecordingListener listener = new RecordingListener();
+        String rel = "{\"schema\":\"public\",\"name\":\"foo\",\"rowKey\":{\"columns\":[\"id\"]}}";
+        String minor = wm(5) + ".01";
+        try (PgChangeLog log = open(db, shard, 2, "task");
+                StorerQueue q = new StorerQueue(log, "task", StorerQueueSettings.defaults(), listener, listener)) {
+            put(q, Msgs.begin(wm(5)));
+            put(q, Msgs.of(Msgs.CODEC.decodeChangeStreamMessage("[\"data\",{\"tag\":\"add-column\",\"table\":"
+                    + "{\"schema\":\"public\",\"name\":\"foo\"},\"column\":{\"name\":\"v\",\"spec\":{\"pos\":2,"
+                    + "\"dataType\":\"jsonb\"}},\"tableMetadata\":{\"rowKey\":{\"id\":{\"attNum\":1}}},"
+                    + "\"backfill\":{\"attNum\":2}}]")));
+            put(q, Msgs.commit(wm(5)));
+            q.barrier().get(60, TimeUnit.SECONDS);
+            assertEquals(1, log.streamStartParameters().backfillRequests().size(), "v is being backfilled");
+            put(q, Msgs.of(Msgs.CODEC.decodeChangeStreamMessage("[\"begin\",{\"tag\":\"begin\",\"json\":\"s\","
+                    + "\"skipAck\":true},{\"commitWatermark\":\"" + minor + "\"}]")));
+            put(q, Msgs.of(Msgs.CODEC.decodeChangeStreamMessage("[\"data\",{\"tag\":\"backfill\",\"relation\":" + rel
+                    + ",\"columns\":[\"v\"],\"watermark\":\"" + wm(4) + "\",\"rowValues\":[[1,\"{\\\"a\\\": 1}\"]],"
+                    + "\"status\":{\"rows\":1,\"totalRows\":1,\"totalBytes\":12}}]")));
+            put(q, Msgs.of(Msgs.CODEC.decodeChangeStreamMessage("[\"data\",{\"tag\":\"backfill-completed\",\"relation\":"
+                    + rel + ",\"columns\":[\"v\"],\"watermark\":\"" + wm(4) + "\"}]")));
+            put(q, Msgs.of(Msgs.CODEC.decodeChangeStreamMessage("[\"commit\",{\"tag\":\"commit\"},{\"watermark\":\""
+                    + minor + "\"}]")));
+            tx(q, wm(6), 1);
+            q.barrier().get(60, TimeUnit.SECONDS);
+            assertEquals(List.of("stored:" + wm(5), "stored-noack:" + minor, "stored:" + wm(6)), listener.snapshot());
+            assertEquals(List.of("0:begin", "1:backfill", "2:backfill-completed", "3:commit"), rows(db, shard).get(minor));
+            assertEquals(wm(6), lastWatermark(db, shard));
+            assertEquals(List.of(), log.streamStartParameters().backfillRequests(), "completed: no request is left");
+        }
+    }
+
     @Test
     void groupCommitWritesQueuedTransactionsInOneDatabaseTransaction(PgDatabase db) throws Exception {
         int shard = SHARDS.incrementAndGet();

@@ -22,4 +22,29 @@ public interface BackfillStreamer {
      * @throws InterruptedException if the calling thread was interrupted; nothing is left open
      */
     BackfillRun open(BackfillRequest request) throws ChangeSourceException, InterruptedException;
+
+    /**
+     * Makes the streamer of one replication stream: the snapshot slots are named after the stream's
+     * slot, and the tables are read through its publications, both known only when it starts.
+     */
+    @FunctionalInterface
+    interface Factory {
+
+        /**
+         * @param slot the replica's replication slot
+         * @param publications the shard's publications
+         */
+        BackfillStreamer forStream(String slot, java.util.List<String> publications);
+
+        /**
+         * Drops snapshot slots a crash left behind, before the stream's first backfill. The
+         * default has none to drop.
+         *
+         * @param slot the replica's replication slot
+         * @throws ChangeSourceException if the upstream could not be asked
+         */
+        default java.util.List<String> dropOrphans(String slot) throws ChangeSourceException {
+            return java.util.List.of();
+        }
+    }
 }

@@ -370,7 +370,7 @@ public final class ReplicationStream implements AutoCloseable {
             long now = System.nanoTime();
             sendStatusIfDue(now, busy);
             if (!handler.hasRoom()) {
-                flush();
+                flush(false);
                 sendStatusIfDue(now, false);
                 reading = false;
                 LockSupport.parkNanos(this, parkNanos(now));
@@ -383,7 +383,7 @@ public final class ReplicationStream implements AutoCloseable {
             }
             if (busy && nothingPending()) {
                 // Hand the batch over now, then let the next one accumulate (COALESCE_NANOS).
-                flush();
+                flush(true);
                 sendStatusIfDue(now, false);
                 LockSupport.parkNanos(this, Math.min(parkNanos(now), COALESCE_NANOS));
                 busy = false;
@@ -394,7 +394,7 @@ public final class ReplicationStream implements AutoCloseable {
             byte[] data = copy.readFromCopy(false);
             if (data == null) {
                 busy = false;
-                flush();
+                flush(true);
                 if (!copy.isActive()) {
                     LOG.warn("replication stream on slot {} closed by the server", settings.slot());
                     return;
@@ -411,10 +411,10 @@ public final class ReplicationStream implements AutoCloseable {
             lastReceivedNanos = System.nanoTime();
             dispatch(data);
             if (++unflushed >= FLUSH_EVERY) {
-                flush();
+                flush(false);
             }
         }
-        flush();
+        flush(false);
     }
 
     private boolean nothingPending() {
@@ -429,9 +429,10 @@ public final class ReplicationStream implements AutoCloseable {
         }
     }
 
-    private void flush() {
+    /** @param drained whether the socket has nothing more pending right now */
+    private void flush(boolean drained) {
         unflushed = 0;
-        handler.flush();
+        handler.flush(drained);
     }
 
     private long parkNanos(long now) {

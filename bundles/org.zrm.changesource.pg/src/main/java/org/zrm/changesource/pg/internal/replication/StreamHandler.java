@@ -33,6 +33,15 @@ public interface StreamHandler {
     }
 
     /**
+     * {@link #flush()}, telling whether the socket had nothing more pending ({@code drained}): a
+     * handler that shares its output with other producers yields to them between transactions
+     * when the stream is drained.
+     */
+    default void flush(boolean drained) {
+        flush();
+    }
+
+    /**
      * An XLogData message whose pgoutput payload is well-formed but holds a value that cannot be
      * converted (e.g. a timestamp format the parser does not know). The stream continues.
      *

@@ -29,4 +29,10 @@ final class IntArray {
     void clear() {
         size = 0;
     }
+
+    /** Drops the first {@code n} values. */
+    void removeFirst(int n) {
+        System.arraycopy(values, n, values, 0, size - n);
+        size -= n;
+    }
 }

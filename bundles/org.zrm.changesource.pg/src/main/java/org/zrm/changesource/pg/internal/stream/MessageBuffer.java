@@ -17,7 +17,9 @@ import org.zrm.protocol.ChangeStreamMessage;
  * {@link org.zrm.changesource.pg.internal.replication.ReplicationStream#FLUSH_EVERY} replication
  * messages ({@link #offerAll}), so the buffer can exceed its bounds by one batch's output (at most
  * that many times the configured maximum replication message size); {@link #offer} and
- * {@link #offerAll} never block and never drop.
+ * {@link #offerAll} never block and never drop. A producer that may block (the backfill thread)
+ * uses {@link #offerWhenRoom}, which waits while the buffer is at a bound and then adds one
+ * message, so it overshoots the bounds by at most that message.
  *
  * <p><b>End.</b> {@link #finish} records how the stream ended. Messages already buffered are still
  * delivered for a clean end; for a failure the consumer sees the failure at once (undelivered
@@ -30,6 +32,8 @@ public final class MessageBuffer {
     private final Runnable onRoom;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition notEmpty = lock.newCondition();
+    // Producers that block for room (the backfill thread) wait here; the pump never does.
+    private final Condition notFull = lock.newCondition();
     private final ArrayDeque<ChangeStreamMessage> messages = new ArrayDeque<>();
     // Costs of the buffered messages, in the same order: a ring of ints (no boxing per message).
     private int[] costs = new int[256];
@@ -91,6 +95,58 @@ public final class MessageBuffer {
         }
     }
 
+    /**
+     * Adds the messages {@code [from, to)} of a batch under one lock, leaving out the statuses
+     * {@code forward} rejects (they were shown to listeners and need not reach the consumer);
+     * never blocks.
+     */
+    void offerRange(java.util.List<ChangeStreamMessage> batch, IntArray batchCosts, int from, int to,
+            java.util.function.Predicate<ChangeStreamMessage> forward) {
+        lock.lock();
+        try {
+            if (end != null) {
+                return;
+            }
+            boolean added = false;
+            for (int i = from; i < to; i++) {
+                ChangeStreamMessage m = batch.get(i);
+                if (forward.test(m)) {
+                    add(m, batchCosts.get(i));
+                    added = true;
+                }
+            }
+            if (added) {
+                full = messages.size() >= maxMessages || bytes >= maxBytes;
+                notEmpty.signal();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until the buffer is below both bounds, then adds the message.
+     *
+     * @throws ChangeSourceException the end of the buffer, if it ended before or while waiting
+     * @throws InterruptedException if interrupted while waiting; nothing was added
+     */
+    public void offerWhenRoom(ChangeStreamMessage message, int cost) throws ChangeSourceException, InterruptedException {
+        lock.lockInterruptibly();
+        try {
+            while (end == null && full) {
+                notFull.await();
+            }
+            if (end != null) {
+                throw end;
+            }
+            add(message, cost);
+            full = messages.size() >= maxMessages || bytes >= maxBytes;
+            notEmpty.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private void add(ChangeStreamMessage message, int cost) {
         int n = messages.size();
         if (n == costs.length) {
@@ -130,6 +186,7 @@ public final class MessageBuffer {
                     bytes = 0;
                 }
                 notEmpty.signalAll();
+                notFull.signalAll();
             }
         } finally {
             lock.unlock();
@@ -167,6 +224,9 @@ public final class MessageBuffer {
             boolean wasFull = full;
             full = messages.size() >= maxMessages || bytes >= maxBytes;
             signal = wasFull && !full;
+            if (signal) {
+                notFull.signalAll();
+            }
         } finally {
             lock.unlock();
         }

@@ -22,24 +22,40 @@ import org.zrm.watermark.Lsn;
 
 /**
  * A {@link ChangeStream} over one Postgres replication stream: the message loop of upstream's
- * {@code PostgresChangeSource#startStream} (spec §2.8) without backfills.
+ * {@code PostgresChangeSource#startStream} (spec §2.8).
  *
  * <p>The replication pump thread parses each message, converts it ({@link ChangeMaker}), shows it
- * to the {@link Acker} and appends it to a bounded {@link MessageBuffer}; the consumer takes from
- * that buffer. Keepalives become {@code status} messages: with a reply request they are forwarded
- * (the consumer's echo confirms the position), without one they only reach the Acker, which
- * confirms them itself when nothing is outstanding. Lag reports are forwarded as statuses.
+ * to the {@link Acker} and collects it in a batch, which it hands through the
+ * {@link ChangeStreamMultiplexer} to a bounded {@link MessageBuffer}; the consumer takes from that
+ * buffer. Keepalives become {@code status} messages: with a reply request they are forwarded (the
+ * consumer's echo confirms the position), without one they only reach the Acker, which confirms
+ * them itself when nothing is outstanding, and the multiplexer's listeners. Lag reports are
+ * forwarded as statuses.
+ *
+ * <p><b>Sharing the stream with backfills.</b> The pump reserves the multiplexer for whole
+ * transactions and yields it only between two of them: when the socket is drained, or when another
+ * producer has waited longer than {@link #MAX_LOW_PRIORITY_DELAY} (so that a busy upstream cannot
+ * starve a backfill). Reserving costs nothing while nobody else holds the stream; when a backfill
+ * holds it, the pump keeps its batch, stops reading the socket and is woken by the grant. Its
+ * messages never change threads on the way to the consumer.
  */
 public final class PgChangeStream implements ChangeStream, StreamHandler {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeStream.class);
     /** Accounting cost of a status or control message, which has no wire payload of its own. */
-    private static final int STATUS_COST = 64;
+    static final int STATUS_COST = 64;
+    /**
+     * How long a waiting backfill may be kept waiting by a busy replication stream before the pump
+     * yields after its current transaction (upstream's {@code MAX_LOW_PRIORITY_DELAY_MS}).
+     */
+    static final Duration MAX_LOW_PRIORITY_DELAY = Duration.ofSeconds(1);
+    private static final long MAX_LOW_PRIORITY_DELAY_NANOS = MAX_LOW_PRIORITY_DELAY.toNanos();
 
     private final String slot;
     private final ChangeMaker changeMaker;
     private final LagReporter lagReporter;
     private final MessageBuffer buffer;
+    private final ChangeStreamMultiplexer multiplexer;
     private final Acker acker;
     private final UnaryOperator<ChangeSourceException> classifier;
     private volatile ReplicationStream stream;
@@ -53,9 +69,16 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
     // most that (plus the one message of the class description); tiny buffers get no batching.
     private final int batchMessages;
     private final long batchBytes;
+    // Pump-thread reservation state: the reservation held, a request queued behind another
+    // producer, the watermark to release with, and whether the pushed output is inside a transaction.
+    private ChangeStreamMultiplexer.Reservation held;
+    private ChangeStreamMultiplexer.Reservation requested;
+    private String lastCommit;
+    private boolean inTransaction;
 
     /**
      * @param slot the replication slot, for logs
+     * @param afterWatermark the watermark the stream starts after (the multiplexer's first)
      * @param changeMaker converts pgoutput messages
      * @param lagReporter the source's lag reporter, or {@code null}
      * @param maxMessages buffer bound in messages
@@ -63,16 +86,25 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
      * @param classifier refines the failure that ended the stream (e.g. a terminated walsender whose
      *     slot turns out to be invalidated becomes an auto-reset); runs on the pump thread
      */
-    public PgChangeStream(String slot, ChangeMaker changeMaker, LagReporter lagReporter, int maxMessages,
-            long maxBytes, UnaryOperator<ChangeSourceException> classifier) {
+    public PgChangeStream(String slot, String afterWatermark, ChangeMaker changeMaker, LagReporter lagReporter,
+            int maxMessages, long maxBytes, UnaryOperator<ChangeSourceException> classifier) {
         this.classifier = classifier == null ? UnaryOperator.identity() : classifier;
         this.slot = Objects.requireNonNull(slot, "slot");
         this.changeMaker = Objects.requireNonNull(changeMaker, "changeMaker");
         this.lagReporter = lagReporter;
         this.buffer = new MessageBuffer(maxMessages, maxBytes, this::wakePump);
+        this.multiplexer = new ChangeStreamMultiplexer(afterWatermark, buffer);
         this.batchMessages = Math.max(1, maxMessages / 16);
         this.batchBytes = Math.max(1, maxBytes / 16);
         this.acker = new Acker(this::sendAck);
+    }
+
+    /**
+     * @return the multiplexer through which other producers (the backfill manager) share this
+     *     stream, and which shows every message to its listeners
+     */
+    public ChangeStreamMultiplexer multiplexer() {
+        return multiplexer;
     }
 
     /** Attaches the running replication stream (after {@link ReplicationStream#start}). */
@@ -101,6 +133,15 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
 
     @Override
     public boolean hasRoom() {
+        if (requested != null) {
+            if (!requested.granted()) {
+                return false;
+            }
+            flush(false); // the grant woke us: hand over the batch that waited for it
+            if (requested != null) {
+                return false;
+            }
+        }
         return buffer.hasRoom();
     }
 
@@ -142,12 +183,91 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
      */
     @Override
     public void flush() {
-        if (!pending.isEmpty()) {
-            buffer.offerAll(pending, pendingCosts);
+        flush(false);
+    }
+
+    @Override
+    public void flush(boolean drained) {
+        if (requested != null) {
+            if (!requested.granted()) {
+                return; // still queued behind another producer; the grant wakes the pump
+            }
+            held = requested;
+            requested = null;
+            lastCommit = held.watermark();
+        }
+        int n = pending.size();
+        int from = 0;
+        while (from < n) {
+            if (held == null) {
+                if (statusesOnly(from, n)) {
+                    multiplexer.pushAll(null, pending, pendingCosts, from, n);
+                    from = n;
+                    break;
+                }
+                ChangeStreamMultiplexer.Reservation r = multiplexer.tryReserve(ChangeStreamMultiplexer.REPLICATION,
+                        this::wakePump);
+                if (!r.granted()) {
+                    requested = r;
+                    break;
+                }
+                held = r;
+                lastCommit = r.watermark();
+            }
+            // A backfill that has waited too long gets the stream after the next commit, even
+            // though more replication messages are at hand.
+            boolean starving = multiplexer.hasWaiters()
+                    && multiplexer.waiterDelayNanos() > MAX_LOW_PRIORITY_DELAY_NANOS;
+            int to = from;
+            boolean endedTransaction = false;
+            while (to < n) {
+                ChangeStreamMessage m = pending.get(to++);
+                if (m instanceof ChangeStreamMessage.BeginMessage) {
+                    inTransaction = true;
+                } else if (m instanceof ChangeStreamMessage.CommitMessage c) {
+                    inTransaction = false;
+                    lastCommit = c.watermark();
+                    endedTransaction = true;
+                } else if (m instanceof ChangeStreamMessage.RollbackMessage) {
+                    inTransaction = false;
+                    endedTransaction = true;
+                }
+                if (starving && endedTransaction) {
+                    break;
+                }
+            }
+            multiplexer.pushAll(held, pending, pendingCosts, from, to);
+            from = to;
+            if (!inTransaction && (starving && endedTransaction || from == n && drained)) {
+                multiplexer.release(held, lastCommit);
+                held = null;
+            }
+        }
+        if (held != null && !inTransaction && from == n && drained) {
+            // An empty flush of a drained socket after a batch that ended between transactions.
+            multiplexer.release(held, lastCommit);
+            held = null;
+        }
+        if (from == n) {
             pending.clear();
             pendingCosts.clear();
             pendingBytes = 0;
+        } else if (from > 0) {
+            for (int i = 0; i < from; i++) {
+                pendingBytes -= pendingCosts.get(i);
+            }
+            pending.subList(0, from).clear();
+            pendingCosts.removeFirst(from);
         }
+    }
+
+    private boolean statusesOnly(int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (!(pending.get(i) instanceof StatusMessage)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override
@@ -165,6 +285,7 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
             LOG.warn("change stream on slot {} failed: {}", slot, failure.getMessage());
         }
         buffer.finish(failure, failure instanceof ChangeStreamClosedException && !closed);
+        multiplexer.fail(failure);
     }
 
     private void push(List<ChangeStreamMessage> messages, int wireBytes) {
@@ -180,17 +301,16 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         pending.add(m);
         pendingCosts.add(cost);
         pendingBytes += cost;
-        if (pending.size() >= batchMessages || pendingBytes >= batchBytes) {
-            flush();
+        if (requested == null && (pending.size() >= batchMessages || pendingBytes >= batchBytes)) {
+            flush(false);
         }
     }
 
     private void pushStatus(StatusMessage status) {
         acker.onChange(status);
-        // Unechoed keepalives stay here: the Acker has handled them, the consumer needs nothing.
-        if (Boolean.TRUE.equals(status.status().ack()) || status.status().lagReport() != null) {
-            pend(status, STATUS_COST);
-        }
+        // Unechoed keepalives go to the multiplexer's listeners (the backfill manager follows the
+        // stream position with them) but not to the consumer; the multiplexer filters them.
+        pend(status, STATUS_COST);
     }
 
     // ------------------------------------------------------------------ ChangeStream (consumer)
@@ -221,7 +341,10 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
     public void close() {
         if (!closed) {
             closed = true;
-            buffer.finish(new ChangeStreamClosedException("change stream on slot " + slot + " was closed"), false);
+            ChangeStreamClosedException reason = new ChangeStreamClosedException("change stream on slot " + slot
+                    + " was closed");
+            buffer.finish(reason, false);
+            multiplexer.fail(reason);
             ReplicationStream s = stream;
             if (s != null) {
                 s.close();
