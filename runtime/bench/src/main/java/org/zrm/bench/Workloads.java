@@ -14,7 +14,9 @@ final class Workloads {
             // e2e-W1, e2e-W2, fanout-W4, catchup-W5, latency (issue: change streamer)
             org.zrm.bench.e2e.E2eWorkload.w1(), org.zrm.bench.e2e.E2eWorkload.w2(),
             org.zrm.bench.e2e.E2eWorkload.fanout(), org.zrm.bench.e2e.E2eWorkload.catchup(),
-            org.zrm.bench.e2e.E2eWorkload.latency()
+            org.zrm.bench.e2e.E2eWorkload.latency(),
+            // backfill (issue: backfill)
+            org.zrm.bench.e2e.E2eWorkload.backfill()
     );
 
     private Workloads() {

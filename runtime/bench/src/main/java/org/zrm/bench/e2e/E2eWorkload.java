@@ -50,13 +50,15 @@ import org.zrm.pgcluster.PgCluster;
  */
 public final class E2eWorkload implements Workload {
 
-    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY }
+    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY, BACKFILL }
 
     private static final String PUB = "bench_pub";
     private static final int FANOUT_SUBSCRIBERS = 50;
     private static final int REPS = 2;
     private static final long CATCHUP_TARGET = 100_000;
     private static final double LATENCY_TARGET_P99_MS = 20;
+    private static final double BACKFILL_RATE_TARGET = 0.5;
+    private static final double BACKFILL_P99_FACTOR_TARGET = 2;
 
     private final String name;
     private final Kind kind;
@@ -86,6 +88,10 @@ public final class E2eWorkload implements Workload {
         return new E2eWorkload("latency", Kind.LATENCY);
     }
 
+    public static E2eWorkload backfill() {
+        return new E2eWorkload("backfill", Kind.BACKFILL);
+    }
+
     @Override
     public String name() {
         return name;
@@ -104,6 +110,8 @@ public final class E2eWorkload implements Workload {
             case FANOUT -> "W1 to 50 WebSocket subscribers vs 1 subscriber (target 0.7)";
             case CATCHUP -> "a new subscriber catching up a change log holding W1 (target 100,000 changes/s, <= 64 MB buffered)";
             case LATENCY -> "W2 offered at 1,000 tx/s: commit upstream -> subscriber, p50/p99 (target p99 <= 20 ms)";
+            case BACKFILL -> "a 1,000,000-row table joins the publication under 1,000 tx/s of W2: backfill rate vs COPY out"
+                    + " (target 0.5), live p99 during vs before (target <= 2x and <= 20 ms), runtime peak heap";
         };
     }
 
@@ -146,6 +154,7 @@ public final class E2eWorkload implements Workload {
                 case FANOUT -> List.of(measureFanout());
                 case CATCHUP -> List.of(measureCatchup());
                 case LATENCY -> List.of(measureLatency());
+                case BACKFILL -> measureBackfill();
             };
         } finally {
             scheduler.shutdownNow();
@@ -327,6 +336,169 @@ public final class E2eWorkload implements Workload {
         }
     }
 
+    /**
+     * backfill: a table of {@code 1,000,000} rows (W1's shape) joins the publication while W2-style
+     * single-row transactions are offered at 1,000/s. Three figures: the backfill's rate (rows from
+     * the ALTER PUBLICATION's commit until {@code backfill-completed} reaches the subscriber) against
+     * {@code COPY (SELECT …) TO STDOUT} of the same columns, binary as the backfill reads them, in
+     * the same run; the live commit → subscriber p99 while the backfill runs against the p99 of the
+     * same load just before it; and the runtime's heap, from its GC log.
+     */
+    private List<Result> measureBackfill() throws Exception {
+        int rows = ctx.scaled(1_000_000);
+        try (Connection c = cluster.connect(upstreamDb); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE big (id bigint PRIMARY KEY, a int, b text, c timestamptz DEFAULT now())");
+            s.execute("INSERT INTO big(id, a, b) SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " + rows + ") g");
+            s.execute("VACUUM ANALYZE big");
+        }
+        double copySeconds = Double.MAX_VALUE;
+        for (int r = 0; r < 2; r++) {
+            copySeconds = Math.min(copySeconds, copyOutSeconds("COPY (SELECT id, a, b, c FROM big) TO STDOUT (FORMAT binary)"));
+        }
+        double limit = rows / copySeconds;
+        say("  limit: COPY out of %d rows in %.2f s = %.0f rows/s (best of 2)", rows, copySeconds, limit);
+
+        // Only the publication: zero-cache's default publication would sync the big table at once.
+        App app = prepare("backfill", PUB);
+        Path gcLog = app.dir.resolve("gc.log");
+        app.javaOpts = "-Xlog:gc:file=" + gcLog;
+        int baselineTxns = ctx.scaled(10_000);
+        int maxTxns = baselineTxns + ctx.scaled(600_000); // at most 10 minutes of backfill at 1,000/s
+        long[] committed = new long[maxTxns];
+        long[] arrived = new long[maxTxns];
+        long base = 20_000_000L;
+        int written;
+        long alterCommitted;
+        long completedAt;
+        int firstDuring;
+        int lastDuring;
+        try (RuntimeProcess rt = app.start(Map.of())) {
+            try (WsSubscriber sub = WsSubscriber.connect(rt.port(), "backfill", app.replicaVersion,
+                    app.lastWatermark(), "serving", id -> {
+                        int i = (int) (id - base);
+                        if (i >= 0 && i < arrived.length) {
+                            arrived[i] = System.nanoTime();
+                        }
+                    });
+                 Connection c = cluster.connect(upstreamDb);
+                 Connection ddl = cluster.connect(upstreamDb);
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))")) {
+                awaitStreaming(rt);
+                long start = System.nanoTime();
+                alterCommitted = 0;
+                firstDuring = -1;
+                lastDuring = -1;
+                int i = 0;
+                for (; i < maxTxns; i++) {
+                    if (i == baselineTxns) {
+                        try (Statement st = ddl.createStatement()) {
+                            st.execute("ALTER PUBLICATION " + PUB + " ADD TABLE big");
+                        }
+                        alterCommitted = System.nanoTime();
+                        firstDuring = i;
+                        say("  %d baseline transactions; ALTER PUBLICATION ... ADD TABLE big", baselineTxns);
+                    }
+                    if (firstDuring >= 0 && sub.backfillCompleted()) {
+                        lastDuring = i;
+                        break;
+                    }
+                    long due = start + i * 1_000_000L;
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    ps.setLong(1, base + i);
+                    ps.setInt(2, i % 1000);
+                    ps.setLong(3, base + i);
+                    ps.executeUpdate();
+                    committed[i] = System.nanoTime();
+                }
+                written = i;
+                if (lastDuring < 0) {
+                    throw new IllegalStateException("the backfill did not complete while " + (written - baselineTxns)
+                            + " live transactions were written");
+                }
+                completedAt = sub.awaitBackfillCompleted(1_000);
+                sub.awaitInserts(written, 120_000);
+            }
+        }
+        double backfillSeconds = (completedAt - alterCommitted) / 1e9;
+        double rate = rows / backfillSeconds;
+        // The first 10 % of the baseline warm the JIT and are left out, as in the latency benchmark.
+        double[] before = latencies(committed, arrived, baselineTxns / 10, baselineTxns);
+        double[] during = latencies(committed, arrived, firstDuring, lastDuring);
+        double p99Before = percentile(before, 0.99);
+        double p99During = percentile(during, 0.99);
+        long[] heap = peakHeap(gcLog);
+        say("  backfill of %d rows in %.2f s = %.0f rows/s; live p99 %.2f ms before, %.2f ms during (%d transactions"
+                + " during); heap peak %d MB, peak after GC %d MB", rows, backfillSeconds, rate, p99Before, p99During,
+                during.length, heap[0], heap[1]);
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("rows", rows);
+        details.put("backfillSeconds", backfillSeconds);
+        details.put("copyOutSeconds", copySeconds);
+        details.put("liveTransactionsDuring", during.length);
+        details.put("p99BeforeMs", p99Before);
+        details.put("p99DuringMs", p99During);
+        details.put("maxDuringMs", during.length == 0 ? 0 : during[during.length - 1]);
+        details.put("heapPeakMb", heap[0]);
+        details.put("heapPeakAfterGcMb", heap[1]);
+        double factor = p99Before <= 0 ? 0 : p99During / p99Before;
+        String latencyLine = String.format(Locale.ROOT,
+                "p99_before_ms=%.2f p99_during_ms=%.2f factor=%.2f target_factor=%s target_p99_ms=%s", p99Before,
+                p99During, factor, trim(BACKFILL_P99_FACTOR_TARGET), trim(LATENCY_TARGET_P99_MS));
+        String heapLine = String.format(Locale.ROOT, "peak_mb=%d peak_after_gc_mb=%d (no target)", heap[0], heap[1]);
+        return List.of(
+                new Result("backfill-rate", rate, limit, BACKFILL_RATE_TARGET, "rows/s", details),
+                Result.custom("backfill-live-p99", latencyLine,
+                        factor <= BACKFILL_P99_FACTOR_TARGET && p99During <= LATENCY_TARGET_P99_MS, details),
+                Result.custom("backfill-heap", heapLine, true, details));
+    }
+
+    /** Seconds of one COPY out of {@code sql} on the upstream, its output discarded. */
+    private double copyOutSeconds(String sql) throws SQLException, IOException {
+        try (Connection c = cluster.connect(upstreamDb)) {
+            org.postgresql.copy.CopyManager copy = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
+            long t0 = System.nanoTime();
+            copy.copyOut(sql, java.io.OutputStream.nullOutputStream());
+            return (System.nanoTime() - t0) / 1e9;
+        }
+    }
+
+    /** Sorted commit → arrival latencies in ms of transactions {@code from} (inclusive) to {@code to}. */
+    private static double[] latencies(long[] committed, long[] arrived, int from, int to) {
+        double[] ms = new double[Math.max(0, to - from)];
+        for (int i = from; i < to; i++) {
+            ms[i - from] = (arrived[i] - committed[i]) / 1e6;
+        }
+        Arrays.sort(ms);
+        return ms;
+    }
+
+    private static double percentile(double[] sorted, double p) {
+        return sorted.length == 0 ? 0 : sorted[(int) Math.floor(p * (sorted.length - 1))];
+    }
+
+    /**
+     * The runtime's heap in MB from its unified GC log ({@code -Xlog:gc}): the largest occupancy
+     * before any collection, and the largest after one (what stays live).
+     */
+    private static long[] peakHeap(Path gcLog) throws IOException {
+        java.util.regex.Pattern p = java.util.regex.Pattern.compile("(\\d+)M->(\\d+)M\\(\\d+M\\)");
+        long peak = 0;
+        long peakAfter = 0;
+        if (java.nio.file.Files.isRegularFile(gcLog)) {
+            for (String line : java.nio.file.Files.readAllLines(gcLog)) {
+                java.util.regex.Matcher m = p.matcher(line);
+                if (m.find()) {
+                    peak = Math.max(peak, Long.parseLong(m.group(1)));
+                    peakAfter = Math.max(peakAfter, Long.parseLong(m.group(2)));
+                }
+            }
+        }
+        return new long[] {peak, peakAfter};
+    }
+
     // ------------------------------------------------------------------ apps
 
     /** One app id: its own slot, replica and change log, prepared before the load. */
@@ -335,6 +507,10 @@ public final class E2eWorkload implements Workload {
         final Path dir;
         final int zeroPort;
         String replicaVersion;
+        /** Extra JVM options of the runtime, e.g. a GC log; {@code null} for none. */
+        String javaOpts;
+        /** {@code ZERO_APP_PUBLICATIONS}; {@code null} for zero-cache's default (every table of public). */
+        String publications;
 
         App(String id) throws IOException {
             this.id = id;
@@ -347,12 +523,16 @@ public final class E2eWorkload implements Workload {
             env.put("ZERO_UPSTREAM_DB", cluster.uri(upstreamDb));
             env.put("ZERO_CHANGE_DB", cluster.uri(changeDb));
             env.put("ZERO_APP_ID", id);
+            if (publications != null) {
+                env.put("ZERO_APP_PUBLICATIONS", publications);
+            }
             // No streaming before the first serving subscriber: the clock starts at its connect.
             env.put("ZERO_CHANGE_STREAMER_STARTUP_DELAY_MS", "3600000");
             // For profiling the runtime, e.g. ZRM_BENCH_RUNTIME_JAVA_OPTS=-XX:StartFlightRecording=...
             String opts = System.getenv("ZRM_BENCH_RUNTIME_JAVA_OPTS");
-            if (opts != null && !opts.isBlank()) {
-                env.put("ZRM_JAVA_OPTS", opts);
+            String all = ((opts == null ? "" : opts) + " " + (javaOpts == null ? "" : javaOpts)).strip();
+            if (!all.isEmpty()) {
+                env.put("ZRM_JAVA_OPTS", all);
             }
             Map<String, String> streamer = new LinkedHashMap<>(streamerOverrides);
             Map<String, Map<String, String>> overrides = new LinkedHashMap<>();
@@ -402,7 +582,13 @@ public final class E2eWorkload implements Workload {
 
     /** Starts the runtime once so that it syncs the (empty) table and creates its slot, then stops it. */
     private App prepare(String appId) throws Exception {
+        return prepare(appId, null);
+    }
+
+    /** {@link #prepare(String)} with {@code ZERO_APP_PUBLICATIONS}. */
+    private App prepare(String appId, String publications) throws Exception {
         App app = new App(appId);
+        app.publications = publications;
         long t0 = System.nanoTime();
         try (ChangeStreamerProcess rt = app.startStreamer()) {
             app.replicaVersion = awaitReplicaVersion(rt, app);

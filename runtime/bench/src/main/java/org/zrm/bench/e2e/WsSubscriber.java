@@ -46,6 +46,8 @@ final class WsSubscriber implements AutoCloseable {
 
     private volatile long inserts;
     private volatile long commits;
+    /** When a {@code backfill-completed} change arrived (slow path only), or 0. */
+    private volatile long backfillCompletedNanos;
     /** Inserts seen before the latest commit: the transactions those inserts belong to are complete. */
     private volatile long insertsAtLastCommit;
     private volatile long lastCommitNanos;
@@ -241,7 +243,12 @@ final class WsSubscriber implements AutoCloseable {
         String type = s.substring(typeStart, typeEnd);
         switch (type) {
             case "data" -> {
-                if (s.startsWith("{\"tag\":\"insert\"", typeEnd + 2)) {
+                if (s.startsWith("{\"tag\":\"backfill-completed\"", typeEnd + 2)) {
+                    backfillCompletedNanos = now;
+                    synchronized (progress) {
+                        progress.notifyAll();
+                    }
+                } else if (s.startsWith("{\"tag\":\"insert\"", typeEnd + 2)) {
                     inserts++;
                     if (onInsertId != null) {
                         int at = s.indexOf("\"new\":{", typeEnd);
@@ -334,6 +341,32 @@ final class WsSubscriber implements AutoCloseable {
 
 
     /** Closes the connection (the server sees the subscriber go away) and stops the reader. */
+    /**
+     * Waits until a {@code backfill-completed} change arrived. Only subscribers with an insert-id
+     * callback see it (they read every frame on the general path).
+     *
+     * @return the {@link System#nanoTime()} of its arrival
+     */
+    long awaitBackfillCompleted(long timeoutMillis) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        synchronized (progress) {
+            while (backfillCompletedNanos == 0) {
+                long left = deadline - System.nanoTime();
+                if (error != null || left <= 0) {
+                    throw new IllegalStateException("no backfill-completed within " + timeoutMillis + " ms"
+                            + (error == null ? "" : ": " + error));
+                }
+                progress.wait(Math.max(1, left / 1_000_000L));
+            }
+        }
+        return backfillCompletedNanos;
+    }
+
+    /** Whether a {@code backfill-completed} change has arrived. */
+    boolean backfillCompleted() {
+        return backfillCompletedNanos != 0;
+    }
+
     @Override
     public void close() {
         closed = true;
