@@ -233,6 +233,7 @@ public final class ZeroCacheDdlCheck extends CompatSupport {
                             "[[1|'g']]"), "t5 in ZRM's replica: " + replicaQuery(file, "SELECT * FROM t5"));
                 });
                 step("backfill/announcements-identical", () -> backfill(zrm0));
+                takeoverOfPendingBackfill(zero1, zeroShard1Replica);
             }
         } finally {
             if (step("after-takeover/zero-cache-stops", zero1::stop)) {
@@ -344,6 +345,73 @@ public final class ZeroCacheDdlCheck extends CompatSupport {
         expect(zeroSummary.equals(zrmSummary), "backfills differ: zero-cache " + zeroSummary + ", ZRM " + zrmSummary);
         System.out.println("COMPAT-INFO backfill: both streamed " + zrmSummary);
         expect(upstream.equals(replica), "t3.v in ZRM's replica " + replica + ", upstream " + upstream);
+    }
+
+    /** Rows of the table whose backfill zero-cache leaves pending when it crashes. */
+    private static final int PENDING_BACKFILL_ROWS = 200_000;
+
+    /**
+     * A change DB that zero-cache left with a pending backfill request, taken over by ZRM: zero-cache
+     * (shard 1) announces an {@code ADD COLUMN … DEFAULT now()} of a 200,000-row table and is killed
+     * (SIGKILL) before its backfill completes; the request stays in its {@code backfilling} table.
+     * A ZRM runtime then starts on a copy of zero-cache's replica and the same change DB: it resumes
+     * the request, stores {@code backfill-completed}, and its replica holds the column for every row.
+     */
+    private void takeoverOfPendingBackfill(ZeroCache zero1, Path zeroShard1Replica) throws Exception {
+        ZrmRuntime zrm1b = new ZrmRuntime("shard1-backfill-takeover", Map.of("ZERO_UPSTREAM_DB", cluster.uri(DB),
+                "ZERO_CHANGE_DB", cluster.uri(DB), "ZERO_SHARD_NUM", String.valueOf(ZRM_SHARD)), NO_PURGE);
+        String[] killedAt = new String[1];
+        boolean pending = step("backfill-takeover/zero-cache-leaves-a-pending-request", () -> {
+            execTx(DB, "CREATE TABLE bft (id int PRIMARY KEY, v int)");
+            execTx(DB, "INSERT INTO bft SELECT g, g FROM generate_series(1, " + PENDING_BACKFILL_ROWS + ") g");
+            execTx(DB, "INSERT INTO items (id, name, qty) VALUES (1004, 'before-pending', 0)");
+            awaitInsertStored(1004);
+            execTx(DB, "ALTER TABLE bft ADD COLUMN w timestamptz DEFAULT now()");
+            String announced = "SELECT count(*) FROM compat_audit.change_log WHERE shard = " + ZRM_SHARD
+                    + " AND change::json->>'tag' = 'add-column' AND change::json->'table'->>'name' = 'bft'";
+            awaitTrue(() -> query(() -> scalar(DB, announced).equals("1")), "zero-cache to store the announcement",
+                    java.time.Duration.ofSeconds(30));
+            zero1.crash();
+            killedAt[0] = lastWatermark(ZRM_SHARD);
+            String completed = scalar(DB, "SELECT count(*) FROM compat_audit.change_log WHERE shard = " + ZRM_SHARD
+                    + " AND change::json->>'tag' = 'backfill-completed' AND change::json->'relation'->>'name' = 'bft'");
+            expect(completed.equals("0"), "zero-cache completed the backfill before it was killed; raise "
+                    + "PENDING_BACKFILL_ROWS");
+            String requests = scalar(DB, "SELECT count(*) FROM " + cdc(ZRM_SHARD) + ".\"backfilling\" WHERE \"table\" = 'bft'");
+            expect(!requests.equals("0"), "no pending backfill request for bft in " + cdc(ZRM_SHARD));
+            System.out.println("COMPAT-INFO backfill-takeover: zero-cache killed at " + killedAt[0] + " with "
+                    + requests + " pending request row(s) for bft");
+        });
+        if (!pending) {
+            return;
+        }
+        try {
+            step("backfill-takeover/zrm-completes-the-request", () -> {
+                Files.createDirectories(zrm1b.stateDir());
+                replicaBackup(zeroShard1Replica, zrm1b.stateDir().resolve("zero.db"));
+                zrm1b.start();
+                awaitStreaming(zrm1b);
+                String done = "SELECT count(*) FROM compat_audit.change_log WHERE shard = " + ZRM_SHARD
+                        + " AND change::json->>'tag' = 'backfill-completed' AND change::json->'relation'->>'name' = 'bft'";
+                awaitTrue(() -> query(() -> scalar(DB, done).equals("1")), "ZRM to complete zero-cache's backfill of bft",
+                        java.time.Duration.ofSeconds(120));
+                String owner = scalar(DB, "SELECT owner FROM " + cdc(ZRM_SHARD) + ".\"replicationState\"");
+                expect(owner != null && !owner.equals(zero1.taskID()), "shard 1 is still owned by zero-cache's task");
+                expect(scalar(DB, "SELECT count(*) FROM " + cdc(ZRM_SHARD) + ".\"backfilling\" WHERE \"table\" = 'bft'")
+                        .equals("0"), "the request is still pending after backfill-completed");
+                Path file = zrm1b.stateDir().resolve("zero.db");
+                awaitReplicaAt(file, lastWatermark(ZRM_SHARD));
+                List<List<String>> filled = replicaQuery(file, "SELECT CAST(count(*) AS TEXT) FROM bft WHERE w IS NOT NULL");
+                expect(filled.toString().equals("[[" + PENDING_BACKFILL_ROWS + "]]"),
+                        "rows of bft with w in ZRM's replica: " + filled);
+                System.out.println("COMPAT-INFO backfill-takeover: ZRM completed the request; its replica has w for "
+                        + PENDING_BACKFILL_ROWS + " rows");
+            });
+        } finally {
+            if (step("backfill-takeover/zrm-stops", zrm1b::stop)) {
+                step("backfill-takeover/zrm-log-clean", () -> assertZrmClean(zrm1b));
+            }
+        }
     }
 
     /**
