@@ -33,8 +33,8 @@ class PgDistributionTest {
     void defaultCacheIsPerUserAndRootsIsReachableByThePostgresAccount() {
         assertEquals(Path.of("/x/c"), PgDistribution.defaultCacheRoot(Map.of("ZRM_CACHE_DIR", "/x/c"), "root", "/root"));
         assertEquals(Path.of("/var/cache/zrm"), PgDistribution.defaultCacheRoot(Map.of(), "root", "/root"));
-        assertEquals(Path.of("/home/a/.cache/zrm"), PgDistribution.defaultCacheRoot(Map.of(), "a", "/home/a"));
-        assertEquals(Path.of("/xdg/zrm"), PgDistribution.defaultCacheRoot(Map.of("XDG_CACHE_HOME", "/xdg"), "a", "/home/a"));
+        assertEquals(Path.of("/u/a/.cache/zrm"), PgDistribution.defaultCacheRoot(Map.of(), "a", "/u/a"));
+        assertEquals(Path.of("/xdg/zrm"), PgDistribution.defaultCacheRoot(Map.of("XDG_CACHE_HOME", "/xdg"), "a", "/u/a"));
     }
 
     @Test
