@@ -18,6 +18,10 @@ import org.zrm.changesource.SubscriptionState;
 import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
+import org.zrm.changesource.pg.internal.metrics.SlotSampler;
+import org.zrm.changesource.pg.internal.metrics.SourceMetrics;
+import org.zrm.status.MetricsContributor;
+import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
 import org.zrm.protocol.BackfillRequest;
 
@@ -26,15 +30,16 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = {ChangeSource.class, StatusContributor.class}, configurationPid = "org.zrm.changesource.pg",
+@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class}, configurationPid = "org.zrm.changesource.pg",
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
 @Designate(ocd = PgChangeSourceConfig.class)
-public final class PgChangeSourceComponent implements ChangeSource, StatusContributor {
+public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
     private final PgChangeSource source;
     private final PgSourceSettings settings;
     private final ReplicaInitializer initializer;
+    private final SlotSampler slots;
 
     @Activate
     public PgChangeSourceComponent(PgChangeSourceConfig config) {
@@ -45,6 +50,11 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
                 .withRequireRowKey(config.tables_requireRowKey()));
         // One rule for both: a table initial sync would reject must not enter through the stream.
         this.source = new PgChangeSource(settings, initializer, new TableValidator(config.tables_requireRowKey()));
+        // Started by initialize(): activation connects to nothing. From then on sampling goes on
+        // between streams too, when the slot's WAL matters most.
+        this.slots = new SlotSampler(() -> source.db().open("zrm-slot-metrics"), settings.shard().slotLikeExpression(),
+                settings.shard().legacySlot(), config.slotMetrics_intervalMs(), System::currentTimeMillis,
+                "zrm-pg-slot-sampler-" + settings.shard().schema());
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
     }
@@ -59,11 +69,13 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
 
     @Deactivate
     void deactivate() {
+        slots.close();
         source.stop();
     }
 
     @Override
     public SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException {
+        slots.start();
         return source.initialize(resetReplica);
     }
 
@@ -96,6 +108,12 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         status.put("publications", settings.publications());
         status.put("replicaFile", settings.replicaFile());
         status.put("initialSync", initializer.progress().orElse(null));
+        status.putAll(SourceMetrics.status(slots.reading(), source.activity(), System.currentTimeMillis()));
         return status;
+    }
+
+    @Override
+    public void collect(MetricsSink sink) {
+        SourceMetrics.collect(slots.reading(), source.activity(), System.currentTimeMillis(), sink);
     }
 }
