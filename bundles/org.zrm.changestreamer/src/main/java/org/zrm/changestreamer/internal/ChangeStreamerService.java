@@ -201,8 +201,9 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
     /** @return what {@code /status} and {@code /metrics} show, read once */
     StreamerSnapshot snapshot() {
         long now = System.currentTimeMillis();
+        String head = counters.lastForwardedCommit();
         List<StreamerSnapshot.SubscriberView> subs = registry.subscribers().stream()
-                .map(s -> StreamerSnapshot.SubscriberView.of(s, now)).toList();
+                .map(s -> StreamerSnapshot.SubscriberView.of(s, now, head, counters.timeline())).toList();
         return new StreamerSnapshot(supervisor.state(), supervisor.lastError(), settings.taskID(),
                 settings.ownerAddress(), registry.replicaVersion(), supervisor.streamStartWatermark(),
                 counters.lastStoredWatermark(), counters.lastAckedWatermark(), counters.transactions(),
@@ -210,7 +211,7 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
                 counters.droppedSubscribers(), settings.effectiveFlowControlWindow(), forwarder.broadcastsInFlight(),
                 counters.flowControlWaits(), counters.flowControlWaitNanos(),
                 StreamerSnapshot.StorerView.of(registry.storer()), subs, registry.pendingCount(), purger.pending(),
-                purger.purgedRows());
+                purger.purgedRows(), head, counters.lag(now));
     }
 
     /** @return the status section */
