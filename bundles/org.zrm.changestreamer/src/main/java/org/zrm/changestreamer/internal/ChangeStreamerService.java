@@ -198,6 +198,28 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
 
     // ------------------------------------------------------------------ status
 
+    /**
+     * Closes the subscriber {@code id} (an operator's request).
+     *
+     * @return whether a connected subscriber had that id
+     */
+    boolean closeSubscriber(String id, String reason) {
+        for (Subscriber s : registry.subscribers()) {
+            if (s.id.equals(id)) {
+                org.slf4j.LoggerFactory.getLogger(ChangeStreamerService.class)
+                        .info("change-streamer: closing subscriber {} on operator request: {}", id, reason);
+                s.close(org.zrm.protocol.subscriber.ErrorType.UNKNOWN, "closed by operator: " + reason);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return what the next purge would delete now */
+    org.zrm.operator.PurgePreview previewPurge() throws ChangeLogException {
+        return purger.preview();
+    }
+
     /** @return what {@code /status} and {@code /metrics} show, read once */
     StreamerSnapshot snapshot() {
         long now = System.currentTimeMillis();

@@ -20,6 +20,8 @@ import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
 import org.zrm.changesource.pg.internal.metrics.SlotSampler;
 import org.zrm.changesource.pg.internal.metrics.SourceMetrics;
+import org.zrm.operator.OperationException;
+import org.zrm.operator.SlotOperations;
 import org.zrm.status.MetricsContributor;
 import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
@@ -30,10 +32,12 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class}, configurationPid = "org.zrm.changesource.pg",
+@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class, SlotOperations.class},
+        configurationPid = "org.zrm.changesource.pg",
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
 @Designate(ocd = PgChangeSourceConfig.class)
-public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor {
+public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor,
+        SlotOperations {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
     private final PgChangeSource source;
@@ -110,6 +114,28 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         status.put("initialSync", initializer.progress().orElse(null));
         status.putAll(SourceMetrics.status(slots.reading(), source.activity(), System.currentTimeMillis()));
         return status;
+    }
+
+    @Override
+    public List<String> orphanSlots() throws OperationException {
+        try (java.sql.Connection c = source.db().open("zrm-shell")) {
+            return org.zrm.changesource.pg.internal.sync.ReplicationSlots.orphanSlots(c, settings.shard());
+        } catch (java.sql.SQLException e) {
+            throw new OperationException("cannot list replication slots on " + source.db() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void dropOrphanSlot(String slot) throws OperationException {
+        java.util.Optional<String> refused;
+        try (java.sql.Connection c = source.db().open("zrm-shell")) {
+            refused = org.zrm.changesource.pg.internal.sync.ReplicationSlots.dropOrphanSlot(c, settings.shard(), slot);
+        } catch (java.sql.SQLException e) {
+            throw new OperationException("cannot drop replication slot " + slot + ": " + e.getMessage(), e);
+        }
+        if (refused.isPresent()) {
+            throw new OperationException("not dropped: " + refused.get());
+        }
     }
 
     @Override
