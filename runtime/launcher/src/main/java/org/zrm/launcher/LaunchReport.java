@@ -30,6 +30,9 @@ public final class LaunchReport {
         lines.add("state dir      " + folders.state() + " (the runtime's working folder)");
         lines.add("postgres       " + (embedded == null ? "external (ZERO_UPSTREAM_DB)"
                 : "embedded, 127.0.0.1:" + embedded.cluster().port() + ", data " + embedded.cluster().dataDir()));
+        if (embedded != null) {
+            lines.add("postgres bin   " + embedded.cluster().binariesOrigin());
+        }
         for (EnvVar v : EnvRegistry.all()) {
             String value = env.environment().get(v.name());
             String note;

@@ -87,6 +87,7 @@ class RunCommandTest {
 
         String output = output();
         assertTrue(output.contains("zrm:   postgres       embedded, 127.0.0.1:"), output);
+        assertTrue(output.contains("zrm:   postgres bin   "), "the report says which binaries run: " + output);
         assertTrue(output.contains("zrm:   ZERO_UPSTREAM_DB=" + upstream + " (embedded)"), output);
         assertTrue(output.contains("zrm:   ZERO_CHANGE_DB=" + upstream + " (derived)"), output);
         assertTrue(output.contains("zrm:   ZERO_APP_ID=zero (default)"), output);

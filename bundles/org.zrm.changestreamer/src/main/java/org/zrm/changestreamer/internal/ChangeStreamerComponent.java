@@ -40,6 +40,9 @@ import org.zrm.changestreamer.SnapshotUnavailableException;
 import org.zrm.changestreamer.SubscriberContext;
 import org.zrm.changestreamer.Subscription;
 import org.zrm.config.NodeIdentity;
+import org.zrm.operator.ChangeStreamerOperations;
+import org.zrm.operator.OperationException;
+import org.zrm.operator.PurgePreview;
 import org.zrm.status.MetricsContributor;
 import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
@@ -59,11 +62,12 @@ import org.zrm.status.StatusContributor;
  * <p>Invalid configuration values fail activation with an {@link IllegalArgumentException} naming
  * the property; nothing is started then.
  */
-@Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class, BackupControl.class},
+@Component(service = {ChangeStreamer.class, StatusContributor.class, MetricsContributor.class, BackupControl.class,
+        ChangeStreamerOperations.class},
         configurationPid = {NodeIdentity.PID, ChangeStreamerComponent.PID},
         configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
 public final class ChangeStreamerComponent implements ChangeStreamer, StatusContributor, MetricsContributor,
-        BackupControl {
+        BackupControl, ChangeStreamerOperations {
 
     static final String PID = "org.zrm.changestreamer";
     /** Name of the selection's reference; its target is the configuration's {@code changeSource.target}. */
@@ -279,6 +283,23 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     @Override
     public void endReservation(String taskID) {
         backup.endReservation(taskID);
+    }
+
+    // Operator actions (zrm:subscribers, zrm:changelog); the logic lives in ChangeStreamerService.
+    @Override
+    public void closeSubscriber(String id, String reason) throws OperationException {
+        if (!service.closeSubscriber(id, reason)) {
+            throw new OperationException("no connected subscriber with id " + id);
+        }
+    }
+
+    @Override
+    public PurgePreview previewPurge() throws OperationException {
+        try {
+            return service.previewPurge();
+        } catch (ChangeLogException e) {
+            throw new OperationException("cannot read the change log: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -218,11 +218,34 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
 
     // ------------------------------------------------------------------ status
 
+    /**
+     * Closes the subscriber {@code id} (an operator's request).
+     *
+     * @return whether a connected subscriber had that id
+     */
+    boolean closeSubscriber(String id, String reason) {
+        for (Subscriber s : registry.subscribers()) {
+            if (s.id.equals(id)) {
+                org.slf4j.LoggerFactory.getLogger(ChangeStreamerService.class)
+                        .info("change-streamer: closing subscriber {} on operator request: {}", id, reason);
+                s.close(org.zrm.protocol.subscriber.ErrorType.UNKNOWN, "closed by operator: " + reason);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return what the next purge would delete now */
+    org.zrm.operator.PurgePreview previewPurge() throws ChangeLogException {
+        return purger.preview();
+    }
+
     /** @return what {@code /status} and {@code /metrics} show, read once */
     StreamerSnapshot snapshot() {
         long now = System.currentTimeMillis();
+        String head = counters.lastForwardedCommit();
         List<StreamerSnapshot.SubscriberView> subs = registry.subscribers().stream()
-                .map(s -> StreamerSnapshot.SubscriberView.of(s, now)).toList();
+                .map(s -> StreamerSnapshot.SubscriberView.of(s, now, head, counters.timeline())).toList();
         return new StreamerSnapshot(supervisor.state(), supervisor.lastError(), settings.taskID(),
                 settings.ownerAddress(), registry.replicaVersion(), supervisor.streamStartWatermark(),
                 counters.lastStoredWatermark(), counters.lastAckedWatermark(), counters.transactions(),
@@ -230,7 +253,7 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
                 counters.droppedSubscribers(), settings.effectiveFlowControlWindow(), forwarder.broadcastsInFlight(),
                 counters.flowControlWaits(), counters.flowControlWaitNanos(),
                 StreamerSnapshot.StorerView.of(registry.storer()), subs, registry.pendingCount(), purger.pending(),
-                purger.purgedRows());
+                purger.purgedRows(), head, counters.lag(now));
     }
 
     /** @return the status section */

@@ -94,6 +94,32 @@ final class Purger {
         return lastPurgedBelow;
     }
 
+    /**
+     * The next cycle's decision, with the rows counted instead of deleted: the same bound and the
+     * same conditions as {@link #runCycle()}, read without its lock, so a cycle running meanwhile may
+     * have moved on by the time this returns.
+     */
+    org.zrm.operator.PurgePreview preview() throws ChangeLogException {
+        String earliest;
+        synchronized (this) {
+            earliest = watermarks.isEmpty() ? null : watermarks.first();
+        }
+        List<String> current = acks.get();
+        String earliestAck = current.stream().min(String::compareTo).orElse(null);
+        String blocked = null;
+        if (earliest == null) {
+            blocked = "no backed-up watermark is waiting to be purged";
+        } else if (reservations.anyOpen()) {
+            blocked = "snapshot reservation(s) " + reservations.taskIDs() + " are open";
+        } else if (earliestAck == null) {
+            blocked = "no subscriber to confirm the cleanup";
+        } else if (earliestAck.compareTo(earliest) < 0) {
+            blocked = "a subscriber is behind the backup (acked " + earliestAck + ")";
+        }
+        long rows = blocked == null ? changeLog.countPurgeable(earliest) : 0;
+        return new org.zrm.operator.PurgePreview(earliest, blocked, rows, earliestAck);
+    }
+
     /** One purge cycle; runs on the timer. */
     void cycle() {
         cycling.lock();

@@ -164,7 +164,7 @@ final class StreamSession {
             }
             registry.drainPending();
             if (data instanceof CommitMessage) {
-                counters.transactionForwarded();
+                counters.transactionForwarded(watermark);
             } else if (data instanceof DataMessage) {
                 counters.changeForwarded();
             }
@@ -185,6 +185,7 @@ final class StreamSession {
             storer.enqueue(st, null);
         }
         if (st.status().lagReport() != null) {
+            parts.counters().lagReportReceived(st.status().lagReport());
             parts.registry().publishStatus(parts.codec().encode(new Downstream.StatusMessage(
                     new StreamerStatus(st.status().lagReport(), Passthrough.NONE))));
         }

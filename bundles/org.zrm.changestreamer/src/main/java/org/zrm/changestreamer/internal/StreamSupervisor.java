@@ -405,6 +405,7 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
     private void startLagReporter(ChangeSource source) {
         try {
             OptionalLong next = source.startLagReporter();
+            next.ifPresent(counters::lagReporterStarted);
             StreamerStatus status = next.isPresent()
                     ? new StreamerStatus(new LagReport(null, next.getAsLong(), Passthrough.NONE), Passthrough.NONE)
                     : new StreamerStatus();

@@ -23,9 +23,36 @@ final class StreamerCounters {
     private final AtomicLong flowControlWaitNanos = new AtomicLong();
     private volatile String lastStoredWatermark;
     private volatile String lastAckedWatermark;
+    private volatile String lastForwardedCommit;
+    private final LagTracker lag = new LagTracker();
+    private final CommitTimeline timeline = new CommitTimeline();
 
-    void transactionForwarded() {
+    void transactionForwarded(String commitWatermark) {
         transactions.incrementAndGet();
+        lastForwardedCommit = commitWatermark;
+        timeline.forwarded(commitWatermark, System.currentTimeMillis());
+    }
+
+    /** A lag report arrived on the stream (stream thread). */
+    void lagReportReceived(org.zrm.protocol.LagReport report) {
+        lag.reportReceived(report, System.currentTimeMillis(), lastForwardedCommit, lastStoredWatermark);
+    }
+
+    /** The change source's lag reporter started; its first report is due at {@code nextSendTimeMs}. */
+    void lagReporterStarted(long nextSendTimeMs) {
+        lag.expect(nextSendTimeMs);
+    }
+
+    LagTracker.View lag(long nowMs) {
+        return lag.view(nowMs);
+    }
+
+    CommitTimeline timeline() {
+        return timeline;
+    }
+
+    String lastForwardedCommit() {
+        return lastForwardedCommit;
     }
 
     void changeForwarded() {
@@ -56,6 +83,7 @@ final class StreamerCounters {
 
     void stored(String commitWatermark) {
         lastStoredWatermark = commitWatermark;
+        lag.stored(commitWatermark, System.currentTimeMillis());
     }
 
     void acked(String watermark) {

@@ -50,7 +50,44 @@ final class StreamerMetrics {
             sink.gauge("zrm_changestreamer_subscriber_ms_since_last_ack",
                     "Milliseconds since the subscriber last consumed a commit (-1 if never)", labels,
                     sub.msSinceLastAck() == null ? -1 : sub.msSinceLastAck());
+            if (sub.lagBytes() != null) {
+                sink.gauge("zrm_changestreamer_subscriber_lag_bytes",
+                        "WAL bytes from the subscriber's acknowledged watermark to the newest forwarded commit", labels,
+                        sub.lagBytes());
+            }
+            if (sub.lagMs() != null) {
+                sink.gauge("zrm_changestreamer_subscriber_lag_seconds",
+                        "Age of the oldest forwarded commit the subscriber has not acknowledged (0 when caught up)",
+                        labels, sub.lagMs() / 1000.0);
+            }
         }
         sink.gauge("zrm_changestreamer_subscribers", "Connected subscribers", Map.of(), snap.subscribers().size());
+        LagTracker.View lag = snap.lag();
+        sink.counter("zrm_upstream_lag_reports_total", "Lag reports received through the replication stream", Map.of(),
+                lag.reports());
+        if (lag.replicationMs() != null) {
+            sink.gauge("zrm_upstream_replication_lag_seconds",
+                    "Last lag report: written upstream -> received by the change source", Map.of(),
+                    lag.replicationMs() / 1000.0);
+        }
+        if (lag.storageMs() != null) {
+            sink.gauge("zrm_upstream_storage_lag_seconds",
+                    "Last stored lag report: received -> every transaction before it durable in the change log",
+                    Map.of(), lag.storageMs() / 1000.0);
+        }
+        if (lag.lastEndToEndMs() != null) {
+            sink.gauge("zrm_upstream_last_end_to_end_lag_seconds",
+                    "Last measured lag report: written upstream -> stored; does not grow when reports stop", Map.of(),
+                    lag.lastEndToEndMs() / 1000.0);
+        }
+        if (lag.endToEndMs() != null) {
+            sink.gauge("zrm_upstream_end_to_end_lag_seconds",
+                    "Written upstream -> stored; grows while the next lag report is overdue (stalled stream)",
+                    Map.of(), lag.endToEndMs() / 1000.0);
+        }
+        if (lag.msSinceLastReport() != null) {
+            sink.gauge("zrm_upstream_last_lag_report_age_seconds", "Seconds since the last lag report arrived",
+                    Map.of(), lag.msSinceLastReport() / 1000.0);
+        }
     }
 }

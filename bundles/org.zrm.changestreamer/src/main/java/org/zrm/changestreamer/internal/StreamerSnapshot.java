@@ -37,13 +37,15 @@ import org.zrm.changelog.Storer;
  * @param pendingSubscribers subscriptions waiting to be registered
  * @param pendingCleanups confirmed watermarks waiting to be purged
  * @param purgedRows change-log rows purged
+ * @param lastForwardedCommit the newest commit forwarded to subscribers, {@code null} if none
+ * @param lag the upstream lag measured by the lag reports
  */
 record StreamerSnapshot(ChangeStreamerService.State state, String lastError, String taskID, String ownerAddress,
         String replicaVersion, String streamStartWatermark, String lastStoredWatermark, String lastAckedWatermark,
         long transactions, long changes, long restarts, long resets, long subscriptions, long droppedSubscribers,
         int flowControlWindow, int broadcastsInFlight, long flowControlWaits, long flowControlWaitNanos,
         StorerView storer, List<SubscriberView> subscribers, int pendingSubscribers, List<String> pendingCleanups,
-        long purgedRows) {
+        long purgedRows, String lastForwardedCommit, LagTracker.View lag) {
 
     StreamerSnapshot {
         subscribers = List.copyOf(subscribers);
@@ -64,15 +66,42 @@ record StreamerSnapshot(ChangeStreamerService.State state, String lastError, Str
      * One subscriber.
      *
      * @param msSinceLastAck milliseconds since it last consumed a commit, {@code null} if never
+     * @param lagBytes WAL bytes from its last acknowledged watermark to the newest forwarded commit
+     *     (watermarks of the pg change source are LSNs); {@code null} if unknown
+     * @param lagMs age of the oldest forwarded commit it has not acknowledged, 0 when caught up;
+     *     {@code null} if no commit was forwarded yet
+     * @param lagMsAtLeast whether that commit is older than the streamer remembers, so
+     *     {@code lagMs} is a lower bound
      */
     record SubscriberView(String id, String mode, int protocolVersion, String watermark, String acked,
-            boolean catchingUp, Long msSinceLastAck, int pendingMessages, long bufferedBytes) {
+            boolean catchingUp, Long msSinceLastAck, int pendingMessages, long bufferedBytes, Long lagBytes,
+            Long lagMs, boolean lagMsAtLeast) {
 
-        static SubscriberView of(Subscriber sub, long nowMillis) {
+        static SubscriberView of(Subscriber sub, long nowMillis, String head, CommitTimeline timeline) {
             long last = sub.lastConsumedAtMillis();
+            String position = sub.acked() != null ? sub.acked() : sub.watermark();
+            CommitTimeline.Lag lag = timeline.lagOf(position, nowMillis);
             return new SubscriberView(sub.id, sub.mode.wireName(), sub.protocolVersion, sub.watermark(), sub.acked(),
                     sub.isCatchingUp(), last == 0 ? null : nowMillis - last, sub.outbox().pendingMessages(),
-                    sub.bufferedBytes());
+                    sub.bufferedBytes(), bytesBehind(head, position), lag == null ? null : lag.ms(),
+                    lag != null && lag.atLeast());
+        }
+    }
+
+    /**
+     * @return the LSN distance from {@code position} up to {@code head}, 0 when at or past it,
+     *     {@code null} when either is missing or is not an LSN watermark
+     */
+    static Long bytesBehind(String head, String position) {
+        if (head == null || position == null) {
+            return null;
+        }
+        try {
+            long h = org.zrm.watermark.Watermarks.toLsn(head).asLong();
+            long p = org.zrm.watermark.Watermarks.toLsn(position).asLong();
+            return Long.compareUnsigned(h, p) <= 0 ? 0L : h - p;
+        } catch (IllegalArgumentException notAnLsn) {
+            return null;   // another change source's watermarks: there is no byte distance to tell
         }
     }
 
@@ -115,12 +144,24 @@ record StreamerSnapshot(ChangeStreamerService.State state, String lastError, Str
             e.put("msSinceLastAck", sub.msSinceLastAck());
             e.put("pendingMessages", sub.pendingMessages());
             e.put("bufferedBytes", sub.bufferedBytes());
+            e.put("lagBytes", sub.lagBytes());
+            e.put("lagMs", sub.lagMs());
+            e.put("lagMsAtLeast", sub.lagMsAtLeast());
             subs.add(e);
         }
         m.put("subscribers", subs);
         m.put("pendingSubscribers", pendingSubscribers);
         m.put("pendingCleanups", pendingCleanups);
         m.put("purgedRows", purgedRows);
+        m.put("lastForwardedCommit", lastForwardedCommit);
+        Map<String, Object> l = new LinkedHashMap<>();
+        l.put("reports", lag.reports());
+        l.put("replicationMs", lag.replicationMs());
+        l.put("storageMs", lag.storageMs());
+        l.put("endToEndMs", lag.endToEndMs());
+        l.put("lastEndToEndMs", lag.lastEndToEndMs());
+        l.put("msSinceLastReport", lag.msSinceLastReport());
+        m.put("upstreamLag", l);
         return m;
     }
 }

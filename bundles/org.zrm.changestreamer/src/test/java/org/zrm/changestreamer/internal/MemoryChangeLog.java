@@ -114,6 +114,20 @@ final class MemoryChangeLog implements ChangeLog, StorerFactory {
     final java.util.concurrent.atomic.AtomicInteger purgeLockRequests = new java.util.concurrent.atomic.AtomicInteger();
 
     @Override
+    public synchronized org.zrm.changelog.ChangeLogSize size() {
+        List<String> watermarks = rows.stream().map(r -> r.substring(0, r.indexOf(','))).sorted().toList();
+        return new org.zrm.changelog.ChangeLogSize(rows.size(), watermarks.isEmpty() ? null : watermarks.get(0),
+                watermarks.isEmpty() ? null : watermarks.get(watermarks.size() - 1));
+    }
+
+    @Override
+    public synchronized long countPurgeable(String watermark) {
+        String newest = size().newestWatermark();
+        return rows.stream().map(r -> r.substring(0, r.indexOf(',')))
+                .filter(w -> w.compareTo(watermark) < 0 && w.compareTo(newest) < 0).count();
+    }
+
+    @Override
     public Optional<PurgeLock> acquirePurgeLock() {
         purgeLockRequests.incrementAndGet();
         return Optional.empty();

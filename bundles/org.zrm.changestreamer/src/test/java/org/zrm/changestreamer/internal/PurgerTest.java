@@ -50,4 +50,31 @@ class PurgerTest {
         assertEquals(0, timer.scheduled(), "and no cycle is left to purge it");
         assertEquals(List.of("05"), purged);
     }
+
+    @Test
+    void aDryRunCountsWhatTheNextCycleWouldDeleteAndSaysWhyItWouldNot() throws Exception {
+        List<String> counted = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ChangeLog log = (ChangeLog) Proxy.newProxyInstance(ChangeLog.class.getClassLoader(),
+                new Class<?>[] {ChangeLog.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("countPurgeable")) {
+                        counted.add((String) args[0]);
+                        return 12L;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        List<String> acks = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Purger purger = new Purger(log, "task", () -> List.copyOf(acks), new Reservations(), new ManualTimer(),
+                Duration.ofSeconds(30));
+        assertEquals(new org.zrm.operator.PurgePreview(null, "no backed-up watermark is waiting to be purged", 0, null),
+                purger.preview());
+        purger.schedule("05");
+        assertEquals("no subscriber to confirm the cleanup", purger.preview().blockedBy());
+        acks.add("04");
+        assertEquals("a subscriber is behind the backup (acked 04)", purger.preview().blockedBy());
+        acks.clear();
+        acks.add("07");
+        assertEquals(new org.zrm.operator.PurgePreview("05", null, 12, "07"), purger.preview());
+        assertEquals(List.of("05"), counted, "only an unblocked purge is counted, to the bound the purge would use");
+        assertEquals(List.of("05"), purger.pending(), "a dry run purges nothing");
+    }
 }

@@ -5,6 +5,7 @@ import java.util.Optional;
 import org.zrm.changelog.CatchupSnapshot;
 import org.zrm.changelog.ChangeLog;
 import org.zrm.changelog.ChangeLogException;
+import org.zrm.changelog.ChangeLogSize;
 import org.zrm.changelog.ChangeLogState;
 import org.zrm.changelog.ChangeLogTransaction;
 import org.zrm.changelog.PurgeLock;
@@ -72,6 +73,16 @@ public abstract class DelegatingChangeLog implements ChangeLog {
     @Override
     public ChangeLogState changeLogState() throws ChangeLogException {
         return delegate.changeLogState();
+    }
+
+    @Override
+    public ChangeLogSize size() throws ChangeLogException {
+        return delegate.size();
+    }
+
+    @Override
+    public long countPurgeable(String watermark) throws ChangeLogException {
+        return delegate.countPurgeable(watermark);
     }
 
     @Override

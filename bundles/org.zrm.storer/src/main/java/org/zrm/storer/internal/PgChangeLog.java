@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 import org.zrm.changelog.CatchupSnapshot;
 import org.zrm.changelog.ChangeLog;
 import org.zrm.changelog.ChangeLogException;
+import org.zrm.changelog.ChangeLogSize;
 import org.zrm.changelog.ChangeLogState;
 import org.zrm.changelog.OwnershipLostException;
 import org.zrm.changelog.PurgeLock;
@@ -360,6 +361,34 @@ public final class PgChangeLog implements ChangeLog, AutoCloseable {
                     min = replicaVersion;
                 }
                 return new ChangeLogState(replicaVersion, min);
+            }
+        });
+    }
+
+    @Override
+    public ChangeLogSize size() throws ChangeLogException {
+        initialize();
+        return autoCommit("size", c -> {
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*), min(watermark),"
+                    + " max(watermark) FROM " + table("changeLog"))) {
+                rs.next();
+                return new ChangeLogSize(rs.getLong(1), rs.getString(2), rs.getString(3));
+            }
+        });
+    }
+
+    /** The same rows {@link #purgeBefore} selects, counted instead of deleted. */
+    @Override
+    public long countPurgeable(String watermark) throws ChangeLogException {
+        initialize();
+        return autoCommit("countPurgeable", c -> {
+            try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM " + table("changeLog")
+                    + " WHERE watermark < ? AND watermark < (SELECT max(watermark) FROM " + table("changeLog") + ")")) {
+                ps.setString(1, watermark);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
             }
         });
     }

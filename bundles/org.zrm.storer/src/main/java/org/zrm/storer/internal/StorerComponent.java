@@ -15,6 +15,9 @@ import org.zrm.changelog.Storer;
 import org.zrm.changelog.StorerFactory;
 import org.zrm.changelog.StorerListener;
 import org.zrm.config.NodeIdentity;
+import org.zrm.status.MetricsContributor;
+import org.zrm.status.MetricsSink;
+import org.zrm.status.StatusContributor;
 import org.zrm.storer.internal.queue.StorerQueue;
 import org.zrm.storer.internal.queue.StorerQueueSettings;
 
@@ -26,10 +29,12 @@ import org.zrm.storer.internal.queue.StorerQueueSettings;
  * that if it has not succeeded yet, so an unreachable database surfaces as a
  * {@link ChangeLogException} to the caller and a log line here, never as a hung activation.
  */
-@Component(service = {ChangeLog.class, StorerFactory.class}, configurationPid = {NodeIdentity.PID, StorerComponent.PID},
+@Component(service = {ChangeLog.class, StorerFactory.class, StatusContributor.class, MetricsContributor.class},
+        configurationPid = {NodeIdentity.PID, StorerComponent.PID},
         configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true,
         property = ChangeLog.KIND + "=postgres")
-public final class StorerComponent extends DelegatingChangeLog implements StorerFactory {
+public final class StorerComponent extends DelegatingChangeLog implements StorerFactory, StatusContributor,
+        MetricsContributor {
 
     static final String PID = "org.zrm.storer";
     private static final Logger LOG = LoggerFactory.getLogger(StorerComponent.class);
@@ -39,25 +44,44 @@ public final class StorerComponent extends DelegatingChangeLog implements Storer
 
     @Activate
     public StorerComponent(StorerConfig config) {
-        this(settings(config), queueSettings(config));
+        this(new PgChangeLog(settings(config)), queueSettings(config), config.change_sizeSampleIntervalMs());
     }
 
     StorerComponent(StorerSettings settings, StorerQueueSettings queueSettings) {
-        this(new PgChangeLog(settings), queueSettings);
+        this(new PgChangeLog(settings), queueSettings, 30_000);
     }
 
     private final Thread initializer;
+    private final ChangeLogSizeSampler sizes;
 
-    private StorerComponent(PgChangeLog changeLog, StorerQueueSettings queueSettings) {
+    private StorerComponent(PgChangeLog changeLog, StorerQueueSettings queueSettings, long sizeSampleIntervalMs) {
         super(changeLog);
         this.changeLog = changeLog;
         this.queueSettings = queueSettings;
+        this.sizes = new ChangeLogSizeSampler(changeLog, sizeSampleIntervalMs, System::currentTimeMillis,
+                "zrm-changelog-size-" + changeLog.schema());
         LOG.info("storer: change log {} on {}; queue {}", changeLog.schema(), changeLog.settings(), queueSettings);
         // Activation must not block on the database; the first use retries if this attempt fails.
         // An owned, named thread (not the common pool) so that deactivation can stop it.
         this.initializer = new Thread(this::initializeInBackground, "zrm-storer-init-" + changeLog.schema());
         initializer.setDaemon(true);
         initializer.start();
+        sizes.start();
+    }
+
+    @Override
+    public String section() {
+        return "changelog";
+    }
+
+    @Override
+    public Map<String, Object> status() {
+        return ChangeLogSizeSampler.status(sizes.reading(), System.currentTimeMillis());
+    }
+
+    @Override
+    public void collect(MetricsSink sink) {
+        ChangeLogSizeSampler.collect(sizes.reading(), System.currentTimeMillis(), sink);
     }
 
     /**
@@ -147,6 +171,7 @@ public final class StorerComponent extends DelegatingChangeLog implements Storer
     @Deactivate
     void deactivate() throws InterruptedException {
         initializer.interrupt();
+        sizes.close();
         changeLog.close();
         initializer.join(5_000);
         LOG.info("storer: change log {} closed", changeLog.schema());

@@ -33,6 +33,11 @@ public @interface StorerConfig {
             description = "How long a write statement may take before the write transaction fails")
     int change_statementTimeoutMs() default StorerSettings.DEFAULT_STATEMENT_TIMEOUT_MS;
 
+    @AttributeDefinition(name = "Change-log count interval (ms)", min = "5000", max = "3600000",
+            description = "How often the change log's rows and oldest/newest watermark are counted for /status and"
+                    + " /metrics (a scan of the table's index); clamped to 5 s .. 1 h")
+    long change_sizeSampleIntervalMs() default 30_000;
+
     @AttributeDefinition(name = "Change-log insert mode",
             options = {@Option(label = "copy", value = "copy"), @Option(label = "json", value = "json")},
             description = "How a batch of changeLog rows is written: copy = one binary COPY FROM STDIN per batch"

@@ -255,6 +255,22 @@ class ChangeLogStoreTest {
     }
 
     @Test
+    void sizeAndADryRunOfThePurgeMatchWhatThePurgeDeletes(PgDatabase db) throws Exception {
+        Fixture f = Fixture.standard(db);
+        assertEquals(new org.zrm.changelog.ChangeLogSize(8, "00", "06"), f.log.size());
+        assertEquals(2, f.log.countPurgeable("02"));
+        assertEquals(5, f.log.countPurgeable("04"));
+        assertEquals(5, f.log.countPurgeable("99"), "the newest transaction is never purgeable");
+        assertEquals(8, f.rows().size(), "a dry run deletes nothing");
+        assertEquals(5, f.log.purgeBefore("99", Fixture.TASK));
+        assertEquals(new org.zrm.changelog.ChangeLogSize(3, "06", "06"), f.log.size());
+        f.exec("DELETE FROM " + f.schema.table("changeLog"));
+        assertEquals(new org.zrm.changelog.ChangeLogSize(0, null, null), f.log.size());
+        assertEquals(0, f.log.countPurgeable("99"));
+        f.close();
+    }
+
+    @Test
     void purgeDoesNotDeleteAnythingWhenChangeLogIsEmpty(PgDatabase db) throws Exception {
         Fixture f = Fixture.standard(db);
         f.exec("DELETE FROM " + f.schema.table("changeLog"));

@@ -35,6 +35,7 @@ class SettingsAndComponentTest {
             @Override public int change_logBatchSize() { return batch; }
             @Override public int change_maxConns() { return 5; }
             @Override public int change_statementTimeoutMs() { return 20_000; }
+            @Override public long change_sizeSampleIntervalMs() { return 30_000; }
             @Override public String change_insertMode() { return insertMode; }
             @Override public double changeStreamer_backPressureLimitHeapProportion() { return heapProportion; }
             @Override public long change_backPressureLimitBytes() { return limitBytes; }

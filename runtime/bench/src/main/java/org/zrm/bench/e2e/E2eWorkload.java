@@ -129,6 +129,9 @@ public final class E2eWorkload implements Workload {
     @Override
     public List<Result> run(BenchContext context) throws Exception {
         this.ctx = context;
+        if (kind == Kind.W1 || kind == Kind.W2) {
+            RecvLogical.requireTool(context.pgBin(), name);
+        }
         if (context.peer() != null) {
             // Before the cluster starts: a missing installation fails at once, with the way to fix it.
             peer = ZeroCachePeer.fromEnvironment(System.getenv());

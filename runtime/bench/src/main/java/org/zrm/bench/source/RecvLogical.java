@@ -24,6 +24,22 @@ public final class RecvLogical {
     private final String db;
     private final String publication;
 
+    /**
+     * Fails before any cluster starts when {@code pg_recvlogical} is missing: the limit these
+     * workloads compare with is the system PostgreSQL's own client, which the PostgreSQL build from
+     * Maven Central (what {@code ./zrm} and the tests fall back to) does not contain.
+     */
+    public static void requireTool(Path pgBin, String workload) throws org.zrm.bench.BenchSetupException {
+        Path tool = pgBin.resolve("pg_recvlogical");
+        if (!java.nio.file.Files.isExecutable(tool)) {
+            throw new org.zrm.bench.BenchSetupException(workload + " measures against pg_recvlogical, which is missing ("
+                    + tool + " is not executable). The benchmarks need the system PostgreSQL 15 client and server"
+                    + " binaries: install them with `apt-get install -y postgresql-15`, or point ZRM_PG_BIN at a folder"
+                    + " holding pg_recvlogical, initdb, pg_ctl and postgres. (The PostgreSQL build from Maven Central"
+                    + " that ./zrm and the tests use when there is no system PostgreSQL has no pg_recvlogical.)");
+        }
+    }
+
     public RecvLogical(Path pgBin, PgCluster cluster, String db, String publication) {
         this.pgBin = pgBin;
         this.cluster = cluster;

@@ -69,6 +69,7 @@ public final class SourceWorkload implements Workload {
 
     @Override
     public List<Result> run(BenchContext context) throws Exception {
+        RecvLogical.requireTool(context.pgBin(), name);
         int rows = bulk ? context.scaled(1_000_000) : context.scaled(100_000);
         int txns = bulk ? Math.min(4, rows) : rows;
         ScheduledExecutorService scheduler = ProcCpu.newSampler();

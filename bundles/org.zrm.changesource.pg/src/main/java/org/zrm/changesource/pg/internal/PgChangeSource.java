@@ -189,6 +189,21 @@ public final class PgChangeSource implements ChangeSource {
                 "maxLiveWaitMs", Math.round(s.multiplexer().maxReplicationWaitNanos() / 1e4) / 100.0);
     }
 
+    /**
+     * @return the open stream's replication-connection activity, or {@code null} when no stream is
+     *     open (for {@code /status} and {@code /metrics}; reads volatile fields only)
+     */
+    public org.zrm.changesource.pg.internal.metrics.StreamActivity activity() {
+        PgChangeStream s = current;
+        org.zrm.changesource.pg.internal.replication.ReplicationStream r = s == null ? null : s.replication();
+        if (r == null) {
+            return null;
+        }
+        long acked = r.lastAckedLsn();
+        return new org.zrm.changesource.pg.internal.metrics.StreamActivity(s.slot(), r.lastReceivedAtMillis(),
+                r.lastAckSentAtMillis(), acked == 0 ? null : org.zrm.watermark.Lsn.of(acked).toString());
+    }
+
     /** @return the upstream database (connections for tests, benchmarks and the setup code) */
     public UpstreamDb db() {
         return db;

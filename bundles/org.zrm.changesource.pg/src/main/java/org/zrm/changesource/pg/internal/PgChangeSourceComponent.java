@@ -19,6 +19,10 @@ import org.zrm.changesource.pg.internal.setup.ShardId;
 import org.zrm.changesource.pg.internal.setup.TableValidator;
 import org.zrm.changesource.pg.internal.sync.InitialSyncOptions;
 import org.zrm.config.NodeIdentity;
+import org.zrm.changesource.pg.internal.metrics.SlotSampler;
+import org.zrm.changesource.pg.internal.metrics.SourceMetrics;
+import org.zrm.operator.OperationException;
+import org.zrm.operator.SlotOperations;
 import org.zrm.status.MetricsContributor;
 import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
@@ -29,15 +33,17 @@ import org.zrm.protocol.BackfillRequest;
  * validates the configuration; nothing connects to the database until the change streamer calls
  * {@link #initialize(boolean)}.
  */
-@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class},
+@Component(service = {ChangeSource.class, StatusContributor.class, MetricsContributor.class, SlotOperations.class},
         configurationPid = {NodeIdentity.PID, "org.zrm.changesource.pg"},
         configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=pg")
-public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor {
+public final class PgChangeSourceComponent implements ChangeSource, StatusContributor, MetricsContributor,
+        SlotOperations {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
     private final PgChangeSource source;
     private final PgSourceSettings settings;
     private final ReplicaInitializer initializer;
+    private final SlotSampler slots;
 
     @Activate
     public PgChangeSourceComponent(PgChangeSourceConfig config) {
@@ -51,6 +57,11 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         this.source = new PgChangeSource(settings, initializer, validator, PgChangeSource.snapshotBackfills(
                 new UpstreamDb(settings.upstreamUri()),
                 BackfillStreamOptions.defaults().withTextCopy(config.initialSync_textCopy())));
+        // Started by initialize(): activation connects to nothing. From then on sampling goes on
+        // between streams too, when the slot's WAL matters most.
+        this.slots = new SlotSampler(() -> source.db().open("zrm-slot-metrics"), settings.shard().slotLikeExpression(),
+                settings.shard().legacySlot(), config.slotMetrics_intervalMs(), System::currentTimeMillis,
+                "zrm-pg-slot-sampler-" + settings.shard().schema());
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
     }
@@ -65,11 +76,13 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
 
     @Deactivate
     void deactivate() {
+        slots.close();
         source.stop();
     }
 
     @Override
     public SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException {
+        slots.start();
         return source.initialize(resetReplica);
     }
 
@@ -104,11 +117,35 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         status.put("initialSync", initializer.progress().orElse(null));
         status.put("backfills", source.backfillStatus());
         status.put("streamSharing", source.streamSharing());
+        status.putAll(SourceMetrics.status(slots.reading(), source.activity(), System.currentTimeMillis()));
         return status;
     }
 
     @Override
+    public List<String> orphanSlots() throws OperationException {
+        try (java.sql.Connection c = source.db().open("zrm-shell")) {
+            return org.zrm.changesource.pg.internal.sync.ReplicationSlots.orphanSlots(c, settings.shard());
+        } catch (java.sql.SQLException e) {
+            throw new OperationException("cannot list replication slots on " + source.db() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void dropOrphanSlot(String slot) throws OperationException {
+        java.util.Optional<String> refused;
+        try (java.sql.Connection c = source.db().open("zrm-shell")) {
+            refused = org.zrm.changesource.pg.internal.sync.ReplicationSlots.dropOrphanSlot(c, settings.shard(), slot);
+        } catch (java.sql.SQLException e) {
+            throw new OperationException("cannot drop replication slot " + slot + ": " + e.getMessage(), e);
+        }
+        if (refused.isPresent()) {
+            throw new OperationException("not dropped: " + refused.get());
+        }
+    }
+
+    @Override
     public void collect(MetricsSink sink) {
+        SourceMetrics.collect(slots.reading(), source.activity(), System.currentTimeMillis(), sink);
         BackfillMetrics.collect(source.backfillStatus(), sink);
         BackfillMetrics.collectSharing(source.streamSharing(), sink);
     }

@@ -59,6 +59,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             description = "Bytes buffered between Postgres and the change streamer before reading pauses.")
     long replication_bufferBytes() default 16L << 20;
 
+    @AttributeDefinition(name = "slotMetrics.intervalMs", min = "1000", max = "600000",
+            description = "How often the shard's replication slots (WAL retained, safe_wal_size, wal_status, active) are"
+                    + " read from pg_replication_slots for /status and /metrics, over an ordinary connection; clamped to"
+                    + " 1 s .. 10 min.")
+    long slotMetrics_intervalMs() default 10_000;
+
     @AttributeDefinition(name = "initialSync.tableCopyWorkers", min = "1",
             description = "Tables copied in parallel during initial sync (ZERO_INITIAL_SYNC_TABLE_COPY_WORKERS).")
     int initialSync_tableCopyWorkers() default 5;

@@ -221,6 +221,16 @@ final class FakeChangeLog implements ChangeLog {
     }
 
     @Override
+    public org.zrm.changelog.ChangeLogSize size() {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public long countPurgeable(String watermark) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
     public Optional<PurgeLock> acquirePurgeLock() {
         return Optional.empty();
     }

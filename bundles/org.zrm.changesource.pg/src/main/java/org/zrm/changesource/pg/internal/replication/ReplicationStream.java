@@ -93,6 +93,10 @@ public final class ReplicationStream implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile ChangeSourceException watchdogFailure;
     private volatile long lastReceivedNanos;
+    // Wall-clock twins of the figures above, for the operator's "age of ..." metrics only.
+    private volatile long lastReceivedAtMillis;
+    private volatile long lastAckSentAtMillis;
+    private volatile long lastAckedLsn;
     private volatile boolean reading = true;
 
     // Pump-thread state.
@@ -283,6 +287,21 @@ public final class ReplicationStream implements AutoCloseable {
         }
     }
 
+    /** @return when the last message (data or keepalive) arrived from the walsender, epoch ms; 0 if none yet */
+    public long lastReceivedAtMillis() {
+        return lastReceivedAtMillis;
+    }
+
+    /** @return when a standby status update last moved the confirmed position, epoch ms; 0 if never */
+    public long lastAckSentAtMillis() {
+        return lastAckSentAtMillis;
+    }
+
+    /** @return the last position confirmed upstream (unsigned), 0 if none */
+    public long lastAckedLsn() {
+        return lastAckedLsn;
+    }
+
     /** @return the process id of our walsender, 0 if unknown */
     public int backendPid() {
         return backendPid;
@@ -409,6 +428,7 @@ public final class ReplicationStream implements AutoCloseable {
             idleRounds = 0;
             busy = true;
             lastReceivedNanos = System.nanoTime();
+            lastReceivedAtMillis = System.currentTimeMillis();
             dispatch(data);
             if (++unflushed >= FLUSH_EVERY) {
                 flush(false);
@@ -503,9 +523,14 @@ public final class ReplicationStream implements AutoCloseable {
     }
 
     private void sendStatus(long lsn, long now) throws SQLException {
-        byte[] msg = standbyStatusUpdate(lsn, System.currentTimeMillis());
+        long wallClock = System.currentTimeMillis();
+        byte[] msg = standbyStatusUpdate(lsn, wallClock);
         copy.writeToCopy(msg, 0, msg.length);
         copy.flushCopy();
+        if (lsn != 0 && Long.compareUnsigned(lsn, lastSentAck) > 0) {
+            lastAckedLsn = lsn;
+            lastAckSentAtMillis = wallClock;
+        }
         lastSentAck = lsn;
         lastSentNanos = now;
     }

@@ -352,6 +352,16 @@ public final class PgChangeStream implements ChangeStream, StreamHandler {
         }
     }
 
+    /** @return the replication connection's pump, {@code null} before {@link #attach} */
+    public ReplicationStream replication() {
+        return stream;
+    }
+
+    /** @return the slot this stream reads */
+    public String slot() {
+        return slot;
+    }
+
     /** @return the number of messages waiting for the consumer (for tests and diagnostics) */
     public int buffered() {
         return buffer.size();

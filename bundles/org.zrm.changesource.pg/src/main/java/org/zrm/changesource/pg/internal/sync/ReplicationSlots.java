@@ -262,6 +262,65 @@ public final class ReplicationSlots {
         });
     }
 
+    /**
+     * @return the shard's slots (pool and pre-pool name) that no walsender streams and no replica
+     *     row claims, by name
+     */
+    public static List<String> orphanSlots(Connection conn, ShardId shard) throws SQLException {
+        String replicas = ShardSql.quoteId(shard.schema()) + ".replicas";
+        List<String> orphans = new ArrayList<>();
+        try (PreparedStatement ps = conn.prepareStatement("SELECT slot_name FROM pg_replication_slots LEFT JOIN "
+                + replicas + " replica ON slot_name = slot WHERE (slot_name LIKE ? OR slot_name = ?) AND NOT active"
+                + " AND replica.id IS NULL ORDER BY slot_name")) {
+            ps.setString(1, shard.slotLikeExpression());
+            ps.setString(2, shard.legacySlot());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    orphans.add(rs.getString(1));
+                }
+            }
+        }
+        return orphans;
+    }
+
+    /**
+     * Drops {@code slot} if it is one of {@link #orphanSlots}, under the slot-management lock so
+     * that no replica claims it meanwhile.
+     *
+     * @return empty if dropped, else why it was refused
+     */
+    public static java.util.Optional<String> dropOrphanSlot(Connection conn, ShardId shard, String slot)
+            throws SQLException {
+        String replicas = ShardSql.quoteId(shard.schema()) + ".replicas";
+        return inTransaction(conn, () -> {
+            lock(conn, shard);
+            try (PreparedStatement ps = conn.prepareStatement("SELECT s.active, replica.id FROM pg_replication_slots s"
+                    + " LEFT JOIN " + replicas + " replica ON s.slot_name = replica.slot"
+                    + " WHERE s.slot_name = ? AND (s.slot_name LIKE ? OR s.slot_name = ?)")) {
+                ps.setString(1, slot);
+                ps.setString(2, shard.slotLikeExpression());
+                ps.setString(3, shard.legacySlot());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return java.util.Optional.of("no replication slot " + slot + " of shard " + shard.schema());
+                    }
+                    if (rs.getBoolean(1)) {
+                        return java.util.Optional.of("slot " + slot + " is active (a walsender streams it)");
+                    }
+                    if (rs.getString(2) != null) {
+                        return java.util.Optional.of("slot " + slot + " is claimed by replica " + rs.getString(2));
+                    }
+                }
+            }
+            try (PreparedStatement ps = conn.prepareStatement("SELECT pg_drop_replication_slot(?)")) {
+                ps.setString(1, slot);
+                ps.execute();
+            }
+            LOG.info("shard={}: dropped orphaned replication slot {} (operator request)", shard.schema(), slot);
+            return java.util.Optional.<String>empty();
+        });
+    }
+
     /** Best-effort drop of one slot (after a failed initial sync); failures are logged. */
     public static void dropSlotQuietly(Connection conn, String slot) {
         try (PreparedStatement ps = conn.prepareStatement(
