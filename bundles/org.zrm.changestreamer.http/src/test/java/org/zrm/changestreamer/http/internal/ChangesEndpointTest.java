@@ -93,6 +93,21 @@ class ChangesEndpointTest {
     }
 
     @Test
+    void aBrowserOpeningTheRootIsSentToTheStatusPageAndHealthChecksAreNot() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        HttpResponse<String> browser = http.send(HttpRequest.newBuilder(URI.create(server.http("/")))
+                .header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8").build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(302, browser.statusCode());
+        assertEquals("/ui/", browser.headers().firstValue("Location").orElse(null));
+        HttpResponse<String> keepalive = http.send(HttpRequest.newBuilder(URI.create(server.http("/keepalive")))
+                .header("Accept", "text/html").build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals("OK", keepalive.body(), "keepalive always answers OK");
+        HttpResponse<String> curl = http.send(HttpRequest.newBuilder(URI.create(server.http("/")))
+                .header("Accept", "*/*").build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals("OK", curl.body());
+    }
+
+    @Test
     void basicChangesContextRoundTripAndReservationEnd() throws Exception {
         try (TestClient client = new TestClient(server.ws(CHANGES + QUERY))) {
             FakeSubscription sub = server.streamer.nextSubscription();
