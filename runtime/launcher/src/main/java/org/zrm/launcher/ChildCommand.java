@@ -28,6 +28,14 @@ public final class ChildCommand {
      * @param httpPort the change-streamer port ({@code ZERO_CHANGE_STREAMER_PORT})
      */
     public List<String> build(LaunchFolders folders, List<String> javaOptions, int httpPort) {
+        return build(folders, javaOptions, httpPort, "");
+    }
+
+    /**
+     * @param bindAddress the address the HTTP port binds to ({@code ZRM_BIND_ADDRESS}); empty for
+     *     every interface, as zero-cache listens
+     */
+    public List<String> build(LaunchFolders folders, List<String> javaOptions, int httpPort, String bindAddress) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBinary.toString());
         cmd.addAll(javaOptions);
@@ -36,6 +44,9 @@ public final class ChildCommand {
         cmd.add("-Dzrm.deploy.dir=" + folders.deploy());
         cmd.add("-Dzrm.state.dir=" + folders.state());
         cmd.add("-Dorg.osgi.service.http.port=" + httpPort);
+        if (bindAddress != null && !bindAddress.isBlank()) {
+            cmd.add("-Dorg.apache.felix.http.host=" + bindAddress.strip());
+        }
         cmd.add("-Dlogback.configurationFile=" + folders.logbackConfig());
         cmd.add("-Djava.util.logging.config.file=" + folders.julConfig());
         if (!hasConsole) {

@@ -20,6 +20,8 @@ public final class EnvRegistry {
     public static final String CHANGE_DB = "ZERO_CHANGE_DB";
     /** {@code ZERO_CHANGE_STREAMER_URI}: a remote change streamer for the replicator, as zero-cache reads it. */
     public static final String CHANGE_STREAMER_URI = "ZERO_CHANGE_STREAMER_URI";
+    /** {@code ZRM_BIND_ADDRESS}: the address the HTTP port binds to; empty for every interface. */
+    public static final String BIND_ADDRESS = "ZRM_BIND_ADDRESS";
     /** {@code ZRM_REPLICATOR_UPSTREAM}: {@code in-process} or {@code remote}, the replicator's DS target. */
     public static final String REPLICATOR_UPSTREAM = "ZRM_REPLICATOR_UPSTREAM";
     /** {@code ZERO_PORT}: zero-cache's main port; the other ports derive from it. */
@@ -89,7 +91,9 @@ public final class EnvRegistry {
             new EnvVar("ZERO_LITESTREAM_VFS_PROBE_INTERVAL_MS", "30000", "vfs monitor: backup read period", false),
             new EnvVar("ZERO_LITESTREAM_VFS_PROBE_TIMEOUT_MS", "30000", "vfs monitor: reader start-up and per-read bound", false),
             new EnvVar("ZERO_LITESTREAM_VFS_LOG_FILE", null, "VFS extension log file; default: its stdout", false),
-            new EnvVar("ZERO_ADMIN_PASSWORD", null, "password of the admin endpoints", true),
+            new EnvVar("ZERO_ADMIN_PASSWORD", null, "password of /status, /metrics and the status page (basic auth, any user, or a bearer token)", true),
+            new EnvVar(BIND_ADDRESS, null, "address the change-streamer port binds to; default: every interface, as zero-cache", false),
+            new EnvVar("ZRM_CHANGE_STREAMER_ALLOW", null, "comma-separated CIDRs allowed to open /replication/* connections; default: anyone", false),
             new EnvVar(ZRM_HOME, null, "project folder; default: derived from the launcher jar's location", false),
             new EnvVar(ZRM_CONFIG_DIR, null, "watched .cfg folder; default: <project>/conf, seeded from runtime/conf", false),
             new EnvVar(ZRM_DEPLOY_DIR, null, "hot-deploy bundle folder; default: <project>/deploy", false),

@@ -136,9 +136,13 @@ public final class RunCommand implements Command {
         }
         EnvDerivation.Result derived = derivation.derive(childEnv);
         int httpPort = Integer.parseInt(derived.environment().get(EnvRegistry.CHANGE_STREAMER_PORT));
-        List<String> command = childCommand.build(folders, javaOptions, httpPort);
+        String bind = derived.environment().getOrDefault(EnvRegistry.BIND_ADDRESS, "");
+        List<String> command = childCommand.build(folders, javaOptions, httpPort, bind);
         out.println("zrm: launch configuration");
         LaunchReport.lines(folders, seeded, derived, embedded, command).forEach(line -> out.println("zrm:   " + line));
+        out.println("zrm: change streamer, /status and the status page listen on "
+                + (bind.isBlank() ? "every interface (0.0.0.0)" : bind.strip()) + " port " + httpPort
+                + (bind.isBlank() ? "; set ZRM_BIND_ADDRESS=127.0.0.1 to keep them local" : ""));
 
         Path stopReason = folders.state().resolve(STOP_REASON_FILE);
         try {

@@ -2,6 +2,7 @@ package org.zrm.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -37,5 +38,13 @@ class ChildCommandTest {
                 ChildCommand.splitOptions(" -Xmx2g  -Dx=\"a b\" -Dy=\"it's\" -Dz=''"));
         LaunchException e = assertThrows(LaunchException.class, () -> ChildCommand.splitOptions("-Dx='open"));
         assertEquals("ZRM_JAVA_OPTS: unterminated ' quote in command line: -Dx='open", e.getMessage());
+    }
+
+    @Test
+    void aBindAddressIsPassedToJettyAndNoneMeansEveryInterface() {
+        List<String> bound = new ChildCommand(Path.of("java"), false).build(folders, List.of(), 4849, " 127.0.0.1 ");
+        assertTrue(bound.contains("-Dorg.apache.felix.http.host=127.0.0.1"), bound.toString());
+        List<String> open = new ChildCommand(Path.of("java"), false).build(folders, List.of(), 4849, "");
+        assertTrue(open.stream().noneMatch(a -> a.startsWith("-Dorg.apache.felix.http.host")), open.toString());
     }
 }

@@ -33,4 +33,9 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             description = "Clients only send acknowledgements of a few bytes; a larger text message closes "
                     + "its connection with code 1009.", min = "64")
     long receive_maxMessageBytes() default Settings.DEFAULT_MAX_INCOMING_MESSAGE_BYTES;
+
+    @AttributeDefinition(name = "Allowed clients", required = false,
+            description = "Comma-separated IP addresses or CIDRs (IPv4 or IPv6) that may open replication connections"
+                    + " (ZRM_CHANGE_STREAMER_ALLOW); others get 403 before the upgrade. Empty: everyone.")
+    String allow() default "";
 }

@@ -20,10 +20,19 @@ class ReplicationServlet extends JettyWebSocketServlet {
     private static final long serialVersionUID = 1L;
     static final int INPUT_BUFFER_BYTES = 1024;
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ReplicationServlet.class);
+
     private final transient ReplicationEndpoint endpoint;
+    private final transient AddressAllowList allow;
 
     ReplicationServlet(ReplicationEndpoint endpoint) {
+        this(endpoint, AddressAllowList.parse(""));
+    }
+
+    /** @param allow who may connect; others get 403 before any upgrade */
+    ReplicationServlet(ReplicationEndpoint endpoint, AddressAllowList allow) {
         this.endpoint = endpoint;
+        this.allow = allow;
     }
 
     final ReplicationEndpoint endpoint() {
@@ -60,6 +69,16 @@ class ReplicationServlet extends JettyWebSocketServlet {
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response)
             throws ServletException, IOException {
+        String remote = request.getRemoteAddr();
+        if (!allow.permits(remote)) {
+            if (allow.shouldLog(remote)) {
+                LOG.warn("change-streamer: refused a connection from {}: not in the allow-list ({}); further refusals of"
+                        + " this address are logged once a minute", remote, allow);
+            }
+            endpoint.metrics().rejected();
+            response.sendError(HttpServletResponse.SC_FORBIDDEN, "address not allowed");
+            return;
+        }
         if (!initialized) {
             synchronized (this) {
                 if (!initialized) {

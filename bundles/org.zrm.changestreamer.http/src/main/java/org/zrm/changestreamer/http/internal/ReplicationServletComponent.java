@@ -40,12 +40,13 @@ public final class ReplicationServletComponent extends ReplicationServlet implem
 
     @Activate
     public ReplicationServletComponent(ChangeStreamerHttpConfig config) {
-        this(Settings.of(config), new HttpMetrics());
+        this(Settings.of(config), new HttpMetrics(), AddressAllowList.parse(config.allow()));
     }
 
-    private ReplicationServletComponent(Settings settings, HttpMetrics metrics) {
-        super(new ReplicationEndpoint(settings, metrics));
+    private ReplicationServletComponent(Settings settings, HttpMetrics metrics, AddressAllowList allow) {
+        super(new ReplicationEndpoint(settings, metrics), allow);
         this.metrics = metrics;
+        LOG.info("change-streamer endpoints accept connections from {}", allow);
         LOG.info("change-streamer endpoints on {} (ping every {} ms, at most {} unacknowledged and {} queued chars per connection)",
                 PATTERN, settings.pingInterval().toMillis(), settings.maxUnackedChars(), settings.maxQueuedChars());
     }

@@ -20,13 +20,17 @@ final class TestServer implements AutoCloseable {
     private final int port;
 
     TestServer(Settings settings) throws Exception {
+        this(settings, AddressAllowList.parse(""));
+    }
+
+    TestServer(Settings settings, AddressAllowList allow) throws Exception {
         endpoint = new ReplicationEndpoint(settings, metrics);
         endpoint.bind(streamer);
         server = new Server(new InetSocketAddress("127.0.0.1", 0));
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
         JettyWebSocketServletContainerInitializer.configure(context, null);
-        context.addServlet(new ServletHolder(new ReplicationServlet(endpoint)), ReplicationServletComponent.PATTERN);
+        context.addServlet(new ServletHolder(new ReplicationServlet(endpoint, allow)), ReplicationServletComponent.PATTERN);
         HealthServlet health = new HealthServlet();
         context.addServlet(new ServletHolder(health), "/");
         context.addServlet(new ServletHolder(health), "/keepalive");
