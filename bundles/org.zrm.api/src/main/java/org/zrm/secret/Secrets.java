@@ -26,7 +26,8 @@ public final class Secrets {
     private static final Pattern URL_PASSWORD =
             Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\\s]*):[^/?#\\s]*@");
     private static final Pattern QUERY_PASSWORD =
-            Pattern.compile("([?&](?:password|sslpassword)=)[^&#\\s]*", Pattern.CASE_INSENSITIVE);
+            Pattern.compile("([?&](?:password|sslpassword|passwd|apikey|api_key|token|secret|access_token)=)[^&#\\s]*",
+                    Pattern.CASE_INSENSITIVE);
 
     private Secrets() {
     }

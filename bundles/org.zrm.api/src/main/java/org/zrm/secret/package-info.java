@@ -3,5 +3,5 @@
  * connection string or a configuration value passes it through {@link org.zrm.secret.Secrets}.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.0.1")
 package org.zrm.secret;

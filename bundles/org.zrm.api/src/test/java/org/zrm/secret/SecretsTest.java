@@ -55,4 +55,13 @@ class SecretsTest {
         assertEquals("[a, b]", Secrets.mask("app.publications", new String[] {"a", "b"}));
         assertEquals("null", Secrets.mask("x", null));
     }
+
+    @Test
+    void apiKeysAndTokensInQueryStringsAreMasked() {
+        assertEquals("wss://host/changes/v0/stream?apiKey=****&appID=zero",
+                Secrets.maskUrls("wss://host/changes/v0/stream?apiKey=k3y&appID=zero"));
+        assertEquals("http://h/x?a=1&token=****", Secrets.maskUrls("http://h/x?a=1&token=abc"));
+        assertEquals("http://h/x?access_token=****#f", Secrets.maskUrls("http://h/x?access_token=abc#f"));
+        assertEquals("http://h/x?keys=1", Secrets.maskUrls("http://h/x?keys=1"));
+    }
 }

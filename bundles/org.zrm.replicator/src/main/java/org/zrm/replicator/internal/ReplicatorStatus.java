@@ -79,7 +79,8 @@ final class ReplicatorStatus {
     }
 
     void error(String message) {
-        lastError = message;
+        // Shown in /status: a message quoting a URL must not carry its credentials.
+        lastError = message == null ? null : org.zrm.secret.Secrets.maskUrls(message);
         lastErrorTimeMs = System.currentTimeMillis();
     }
 

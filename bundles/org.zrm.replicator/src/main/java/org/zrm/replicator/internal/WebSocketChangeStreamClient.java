@@ -100,7 +100,7 @@ final class WebSocketChangeStreamClient implements ChangeStreamClient {
 
     @Override
     public String target() {
-        return base.toString();
+        return org.zrm.secret.Secrets.maskUrls(base.toString());
     }
 
     @Override
@@ -112,9 +112,10 @@ final class WebSocketChangeStreamClient implements ChangeStreamClient {
                     .get(connectTimeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            throw new IOException("cannot connect to change streamer at " + base + ": " + cause, cause);
+            throw new IOException("cannot connect to change streamer at " + target() + ": "
+                    + org.zrm.secret.Secrets.maskUrls(String.valueOf(cause)), cause);
         } catch (TimeoutException e) {
-            throw new IOException("timed out connecting to change streamer at " + base, e);
+            throw new IOException("timed out connecting to change streamer at " + target(), e);
         }
         return conn;
     }
