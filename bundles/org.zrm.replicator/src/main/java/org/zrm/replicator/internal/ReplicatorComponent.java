@@ -58,7 +58,7 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         String taskId = config.task_id() == null || config.task_id().isBlank()
                 ? UUID.randomUUID().toString().substring(0, 8) : config.task_id().trim();
         String subscriberId = taskId + "/backup-replicator-" + ProcessHandle.current().pid();
-        ReplicaFile replica = new ReplicaFile(Path.of(config.replica_file()), config.replica_walAutocheckpoint());
+        ReplicaFile replica = new ReplicaFile(Path.of(config.replica_file()), walAutocheckpoint(config));
         if (client == null) {
             replicator = null;
             LOG.info("replicator: waiting for the in-process ChangeStreamer service (replica {})", replica.path());
@@ -69,6 +69,15 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         LOG.info("replicator: starting backup replicator task={} replica={} changeStreamer={}", taskId, replica.path(),
                 Secrets.maskUrls(client.target()));
         replicator.start();
+    }
+
+    /** -1 = litestream's rule: with a backup URL litestream owns checkpoints (0), else SQLite's 1000. */
+    static int walAutocheckpoint(ReplicatorConfig config) {
+        if (config.replica_walAutocheckpoint() >= 0) {
+            return config.replica_walAutocheckpoint();
+        }
+        String url = config.litestream_backupURL();
+        return url == null || url.isBlank() ? 1000 : 0;
     }
 
     @Deactivate
