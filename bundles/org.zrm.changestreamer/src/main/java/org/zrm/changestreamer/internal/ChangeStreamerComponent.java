@@ -67,6 +67,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final BackupCoordinator backup;
     private final ThreadPoolExecutor statusSender;
     private final ThreadPoolExecutor coordinatorThread;
+    private final TerminalStop terminalStop;
 
     /**
      * @throws IllegalArgumentException if a configuration value is invalid (the message names the
@@ -101,9 +102,14 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             t.setDaemon(true);
             return t;
         });
+        FrameworkStop stopRuntime = new FrameworkStop(context);
         this.backup = new BackupCoordinator(service, reservations, Clock.systemUTC(), statusSender,
-                coordinatorThread, new FrameworkStop(context));
+                coordinatorThread, stopRuntime);
         service.initialized().thenRun(backup::streamerInitialized);
+        BackupCoordinator coordinator = backup;
+        this.terminalStop = new TerminalStop(config.exitOnTerminalStop(), stopRuntime, () -> !coordinator.healthy(),
+                Clock.systemUTC());
+        service.terminated().thenAccept(terminalStop::streamerTerminated);
         LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
                 config.app_id(), config.shard_num(), sourceType, settings.ownerAddress(), settings.autoReset());
         service.start();
@@ -203,6 +209,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Deactivate
     void deactivate() throws InterruptedException {
+        terminalStop.orderlyStop();
         backup.close(Duration.ofSeconds(30));
         coordinatorThread.shutdown();
         service.stop(Duration.ofSeconds(30));
@@ -241,12 +248,22 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
 
     @Override
     public Map<String, Object> status() {
-        return service.status();
+        Map<String, Object> m = new java.util.LinkedHashMap<>(service.status());
+        // The readiness convention of /readyz: streaming, which implies an initialized replica and log.
+        m.put("ready", service.state() == ChangeStreamerService.State.STREAMING);
+        m.put("terminalStop", terminalStop.status());
+        return m;
+    }
+
+    @Override
+    public boolean healthy() {
+        return terminalStop.healthy();
     }
 
     @Override
     public void collect(MetricsSink sink) {
         StreamerMetrics.collect(service.snapshot(), sink);
+        terminalStop.collect(sink);
     }
 
     /** The current source of the configured type; the stream loop waits on it (signal, no polling). */

@@ -31,6 +31,13 @@ public @interface ChangeStreamerConfig {
                     + " when off, such a node stops with an error (ZERO_AUTO_RESET, default true)")
     boolean autoReset() default true;
 
+    @AttributeDefinition(name = "Exit on terminal stop",
+            description = "When the change streamer stops for good (ownership taken by another node, the replication"
+                    + " slot missing, a required re-sync with autoReset off, the change log dropped, an unrecoverable"
+                    + " error), stop the runtime: the launcher exits with status 1 printing the reason, for an"
+                    + " orchestrator to restart the node, as zero-cache does. Off: the node stays up and unhealthy")
+    boolean exitOnTerminalStop() default true;
+
     @AttributeDefinition(name = "Owner address", required = false,
             description = "host:port subscribers use to reach this streamer, published in replicationState.ownerAddress"
                     + " (ZERO_CHANGE_STREAMER_ADDRESS); empty = <hostname>:<change-streamer port>")

@@ -218,6 +218,11 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
         return snapshot().toStatus();
     }
 
+    /** @return completes when the stream loop has ended, with its stop cause ({@code null}: an orderly stop) */
+    java.util.concurrent.CompletableFuture<Throwable> terminated() {
+        return supervisor.terminated();
+    }
+
     State state() {
         return supervisor.state();
     }

@@ -72,6 +72,8 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
     private final StreamerCounters counters;
     private final Purger purger;
     private final CompletableFuture<Void> initialized = new CompletableFuture<>();
+    /** Completes when the loop has ended: with why it stopped, or {@code null} for an orderly stop. */
+    private final CompletableFuture<Throwable> terminated = new CompletableFuture<>();
     private final Thread loopThread;
 
     private final CountDownLatch stopSignal = new CountDownLatch(1);
@@ -193,6 +195,11 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
     boolean awaitStopped(Duration timeout) throws InterruptedException {
         loopThread.join(Math.max(1, timeout.toMillis()));
         return !loopThread.isAlive();
+    }
+
+    /** @return completes when the loop has ended, with its stop cause ({@code null}: an orderly stop) */
+    CompletableFuture<Throwable> terminated() {
+        return terminated;
     }
 
     /** @return completes once the source and the change log were first initialized */
@@ -520,6 +527,7 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         // OSGi deactivates it): the stream this streamer opened is closed, but stopping the source
         // here would leave a registered service that refuses every later streamer, e.g. the one DS
         // creates when the storer bundle is updated (upstream owns its source and stops it).
+        terminated.complete(cause);
     }
 
     private String describeStop() {
