@@ -100,9 +100,12 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         if (replicator == null) {
             s.put("phase", "WAITING_FOR_CHANGE_STREAMER");
             s.put("connected", false);
+            s.put("ready", false);
             return s;
         }
         ReplicatorStatus st = replicator.status();
+        // The readiness convention of /readyz: the replica file is initialized and kept up to date.
+        s.put("ready", st.phase() == ReplicatorStatus.Phase.REPLICATING && st.replicaVersion() != null);
         if (!"in-process".equals(mode)) {
             s.put("uri", Secrets.maskUrls(replicator.target()));
         }
