@@ -68,6 +68,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final ThreadPoolExecutor statusSender;
     private final ThreadPoolExecutor coordinatorThread;
     private final TerminalStop terminalStop;
+    private final RestorerSlot restorers;
 
     /**
      * @throws IllegalArgumentException if a configuration value is invalid (the message names the
@@ -110,6 +111,10 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         this.terminalStop = new TerminalStop(config.exitOnTerminalStop(), stopRuntime, () -> !coordinator.healthy(),
                 Clock.systemUTC());
         service.terminated().thenAccept(terminalStop::streamerTerminated);
+        String backupURL = config.litestream_backupURL() == null ? "" : config.litestream_backupURL().strip();
+        this.restorers = new RestorerSlot(!backupURL.isEmpty(), Duration.ofMillis(Math.max(0,
+                config.restore_awaitRestorerMs())));
+        service.restoreStep(restorers);
         LOG.info("change-streamer: task {} for {}_{} (source type {}, address {}, autoReset {})", settings.taskID(),
                 config.app_id(), config.shard_num(), sourceType, settings.ownerAddress(), settings.autoReset());
         service.start();
@@ -196,6 +201,16 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
                 LOG.warn("change-streamer: a second change source of type {} was registered; using the newest", sourceType);
             }
         }
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void addRestorer(org.zrm.backup.ReplicaRestorer restorer) {
+        restorers.set(restorer);
+    }
+
+    void removeRestorer(org.zrm.backup.ReplicaRestorer restorer) {
+        restorers.clear(restorer);
     }
 
     void removeSource(ChangeSource source) {

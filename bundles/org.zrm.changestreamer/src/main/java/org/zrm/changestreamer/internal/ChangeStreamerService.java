@@ -121,6 +121,11 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
         return supervisor;
     }
 
+    /** Sets the restore run before the source is first initialized; call before {@link #start()}. */
+    void restoreStep(StreamSupervisor.RestoreStep step) {
+        supervisor.restoreStep(step);
+    }
+
     /** Starts the flow-control progress monitor and the stream loop thread. */
     void start() {
         long period = settings.progressInterval().toMillis();

@@ -261,6 +261,7 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         PurgeLock purgeLock = null;
         try {
             purgeLock = tryPurgeLock();
+            restore(purgeLock);
             SubscriptionState subscription = initialize(false, purgeLock);
             if (purgeLock != null && !purgeLock.replicaVersion().equals(subscription.replicaVersion())) {
                 // The log will be reset to the new lineage; holding a lock on its rows would block that.
@@ -292,6 +293,37 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
             }
             shutdown();
         }
+    }
+
+    /**
+     * Restores a missing replica from the backup before the source is initialized (which would
+     * otherwise initial-sync it to a new replica version). As upstream, only when the change log
+     * has entries: with nothing to catch a restored replica up from, the initial sync is the start.
+     */
+    private void restore(PurgeLock purgeLock) throws InterruptedException {
+        RestoreStep step = restoreStep;
+        if (step == null) {
+            return;
+        }
+        if (purgeLock == null) {
+            LOG.info("change-streamer: the change log is empty or new: no restore from the backup (a restored replica"
+                    + " could not be caught up); the change source syncs the replica if it is missing");
+            return;
+        }
+        step.restore(purgeLock.replicaVersion(), purgeLock.minWatermark());
+    }
+
+    /** The restore before initialization; see {@link #restoreStep(RestoreStep)}. */
+    interface RestoreStep {
+        /** Restores the replica if it is missing and the backup is usable; failures are logged, not thrown. */
+        void restore(String replicaVersion, String minWatermark) throws InterruptedException;
+    }
+
+    private volatile RestoreStep restoreStep;
+
+    /** Sets the restore step; must be called before {@link #start()}. */
+    void restoreStep(RestoreStep step) {
+        this.restoreStep = step;
     }
 
     private PurgeLock tryPurgeLock() {

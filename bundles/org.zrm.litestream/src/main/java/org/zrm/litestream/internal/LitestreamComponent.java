@@ -11,6 +11,7 @@ import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.Designate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.zrm.backup.ReplicaRestorer;
 import org.zrm.status.MetricsContributor;
 import org.zrm.status.MetricsSink;
 import org.zrm.status.StatusContributor;
@@ -28,15 +29,18 @@ import org.zrm.status.StatusContributor;
  * the section ({@code state: INVALID_CONFIG}, {@code error}), makes the runtime unhealthy, and
  * nothing runs until the configuration is fixed (applied live through {@code @Modified}).
  */
-@Component(service = {StatusContributor.class, MetricsContributor.class}, configurationPid = LitestreamComponent.PID,
+@Component(service = {StatusContributor.class, MetricsContributor.class, ReplicaRestorer.class},
+        configurationPid = LitestreamComponent.PID,
         configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
 @Designate(ocd = LitestreamConfig.class)
-public final class LitestreamComponent implements StatusContributor, MetricsContributor {
+public final class LitestreamComponent implements StatusContributor, MetricsContributor, ReplicaRestorer {
 
     static final String PID = "org.zrm.litestream";
     private static final Logger LOG = LoggerFactory.getLogger(LitestreamComponent.class);
 
     private final ReplicateSupervisor supervisor;
+    private final RestoreProgress restore = new RestoreProgress();
+    private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
     private volatile LitestreamSettings settings;
 
     @Activate
@@ -69,7 +73,21 @@ public final class LitestreamComponent implements StatusContributor, MetricsCont
 
     @Deactivate
     void deactivate() {
+        closed.countDown(); // cancels a restore between attempts
         supervisor.close();
+    }
+
+    /** Runs on the change streamer's start-up thread, never on a DS callback. */
+    @Override
+    public boolean restoreIfMissing(String replicaVersion, String minWatermark) throws InterruptedException {
+        LitestreamSettings s = settings;
+        if (s == null || !s.enabled()) {
+            LOG.warn("litestream: no restore: {}", s == null ? "the configuration is invalid" : "no backup URL");
+            return false;
+        }
+        return restore.run(new LitestreamRestore(s, System.getenv(), LitestreamRestore.MAX_ATTEMPTS,
+                LitestreamRestore.RETRY_INTERVAL, closed), new LitestreamRestore.Constraints(replicaVersion,
+                minWatermark));
     }
 
     @Override
@@ -80,6 +98,7 @@ public final class LitestreamComponent implements StatusContributor, MetricsCont
     @Override
     public Map<String, Object> status() {
         Map<String, Object> m = new LinkedHashMap<>(supervisor.status());
+        m.put("restore", restore.status());
         LitestreamSettings s = settings;
         if (s != null && s.enabled()) {
             m.put("executable", s.executable().toString());
