@@ -25,13 +25,17 @@ import org.zrm.status.StatusContributor;
  * URL, whichever monitor ({@code litestream3} or {@code vfs}) judges the backup, so swapping or
  * updating a monitor never interrupts the backup, and the process can be updated alone.
  *
+ * <p>The configuration is optional: a configuration folder from before this bundle existed has no
+ * {@code org.zrm.litestream.cfg}, and the defaults (no backup URL) then mean no litestream, rather
+ * than an unsatisfied component that would make the runtime unhealthy.
+ *
  * <p>An invalid configuration does not fail the component: it is logged once at ERROR, shown in
  * the section ({@code state: INVALID_CONFIG}, {@code error}), makes the runtime unhealthy, and
  * nothing runs until the configuration is fixed (applied live through {@code @Modified}).
  */
 @Component(service = {StatusContributor.class, MetricsContributor.class, ReplicaRestorer.class},
         configurationPid = LitestreamComponent.PID,
-        configurationPolicy = ConfigurationPolicy.REQUIRE, immediate = true)
+        configurationPolicy = ConfigurationPolicy.OPTIONAL, immediate = true)
 @Designate(ocd = LitestreamConfig.class)
 public final class LitestreamComponent implements StatusContributor, MetricsContributor, ReplicaRestorer {
 
