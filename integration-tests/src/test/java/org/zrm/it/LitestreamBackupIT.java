@@ -49,7 +49,11 @@ public class LitestreamBackupIT {
 
     @Configuration
     public Option[] config() throws IOException {
-        Path dir = Files.createTempDirectory("zrm-it-litestream-");
+        return options(Files.createTempDirectory("zrm-it-litestream-"));
+    }
+
+    /** The streaming runtime with {@code org.zrm.litestream} backing the replica up to {@code <dir>/backup}. */
+    static Option[] options(Path dir) throws IOException {
         Option[] options = ZrmRuntimeOptions.streamingOptions(dir, "CREATE TABLE it_backup (id int8 PRIMARY KEY)");
         String env = System.getenv("ZRM_LITESTREAM_EXECUTABLE");
         Path litestream = env != null && !env.isBlank() ? Path.of(env.strip())
@@ -123,27 +127,45 @@ public class LitestreamBackupIT {
 
     /** Restores the destination into a scratch file with litestream until it holds {@code n} rows. */
     private void awaitBackedUpRows(int n) throws Exception {
-        Path litestream = Path.of(context.getProperty(LITESTREAM));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        int seen = -1;
+        String seen = null;
         while (System.nanoTime() < deadline) {
-            Path out = Files.createTempDirectory("zrm-it-restore-").resolve("copy.db");
-            Process p = new ProcessBuilder(litestream.toString(), "restore", "-o", out.toString(),
-                    "file://" + context.getProperty(BACKUP_DIR)).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            if (p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0) {
-                try (Connection c = new org.sqlite.JDBC().connect("jdbc:sqlite:" + out, new Properties());
-                        Statement s = c.createStatement();
-                        ResultSet rs = s.executeQuery("SELECT count(*) FROM it_backup")) {
-                    rs.next();
-                    seen = rs.getInt(1);
-                }
-                if (seen == n) {
-                    return;
-                }
+            seen = restoredQuery(context, "SELECT count(*) FROM it_backup");
+            if (String.valueOf(n).equals(seen)) {
+                return;
             }
             TimeUnit.MILLISECONDS.sleep(500); // the next sync interval (1.2 s)
         }
         throw new AssertionError("the backup holds " + seen + " rows, not " + n);
+    }
+
+    /**
+     * Restores the backup into a scratch file with the real litestream and runs {@code sql} on it.
+     *
+     * @return the first column of the first row, or {@code null} while nothing can be restored
+     */
+    static String restoredQuery(BundleContext context, String sql) throws Exception {
+        Path dir = Files.createTempDirectory("zrm-it-restore-");
+        Path out = dir.resolve("copy.db");
+        try {
+            Process p = new ProcessBuilder(context.getProperty(LITESTREAM), "restore", "-o", out.toString(),
+                    "file://" + context.getProperty(BACKUP_DIR)).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                p.destroyForcibly();
+                return null;
+            }
+            try (Connection c = new org.sqlite.JDBC().connect("jdbc:sqlite:" + out, new Properties());
+                    Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        } finally {
+            try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    Files.deleteIfExists(f);
+                }
+            }
+            Files.deleteIfExists(dir);
+        }
     }
 }
