@@ -398,6 +398,9 @@ final class ReplicateSupervisor {
     }
 
     private void probeOnce(LitestreamSettings s) {
+        if (current == null) {
+            return; // the process this probe was for has ended; the next start schedules its own
+        }
         try {
             int n = SnapshotProbe.count(s, inheritedEnv);
             if (n > 0) {
