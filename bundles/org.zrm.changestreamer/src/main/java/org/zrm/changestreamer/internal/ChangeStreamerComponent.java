@@ -225,6 +225,7 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     @Deactivate
     void deactivate() throws InterruptedException {
         terminalStop.orderlyStop();
+        restorers.cancel();
         backup.close(Duration.ofSeconds(30));
         coordinatorThread.shutdown();
         service.stop(Duration.ofSeconds(30));

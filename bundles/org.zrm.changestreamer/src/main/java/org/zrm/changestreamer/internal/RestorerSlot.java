@@ -23,6 +23,7 @@ final class RestorerSlot implements StreamSupervisor.RestoreStep {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private ReplicaRestorer current;
+    private boolean cancelled;
 
     RestorerSlot(boolean backupConfigured, Duration awaitRestorer) {
         this.backupConfigured = backupConfigured;
@@ -50,6 +51,17 @@ final class RestorerSlot implements StreamSupervisor.RestoreStep {
         }
     }
 
+    /** The streamer is stopping: a wait for the restorer ends at once, without a restore. */
+    void cancel() {
+        lock.lock();
+        try {
+            cancelled = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Override
     public void restore(String replicaVersion, String minWatermark) throws InterruptedException {
         if (!backupConfigured) {
@@ -59,8 +71,11 @@ final class RestorerSlot implements StreamSupervisor.RestoreStep {
         lock.lock();
         try {
             long nanos = awaitRestorer.toNanos();
-            while (current == null && nanos > 0) {
+            while (current == null && nanos > 0 && !cancelled) {
                 nanos = changed.awaitNanos(nanos);
+            }
+            if (cancelled) {
+                return;
             }
             r = current;
         } finally {

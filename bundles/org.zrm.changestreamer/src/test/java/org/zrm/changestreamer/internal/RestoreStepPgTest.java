@@ -121,5 +121,21 @@ class RestoreStepPgTest {
         new RestorerSlot(true, Duration.ofMillis(300)).restore("01", "01");
         assertTrue(System.nanoTime() - t0 >= Duration.ofMillis(300).toNanos());
         assertFalse(List.copyOf(calls).iterator().hasNext());
+        // A stop ends the wait at once.
+        RestorerSlot waiting = new RestorerSlot(true, Duration.ofHours(1));
+        Thread t = new Thread(() -> {
+            try {
+                waiting.restore("01", "01");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        t.start();
+        Thread.sleep(100);
+        waiting.cancel();
+        t.join(5_000);
+        assertFalse(t.isAlive(), "cancel ended the wait");
+        waiting.set(recording());
+        assertTrue(calls.isEmpty(), "no restore after a cancel");
     }
 }
