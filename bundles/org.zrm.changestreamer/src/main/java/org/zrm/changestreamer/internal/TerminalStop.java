@@ -30,7 +30,8 @@ import org.zrm.status.MetricsSink;
 final class TerminalStop {
 
     /** Classes of terminal stops, also the {@code reason} label of the metric. */
-    enum Kind { OWNERSHIP_LOST, SLOT_MISSING, RESET_REQUIRED, CHANGE_LOG_GONE, BACKUP_FATAL, UNRECOVERABLE }
+    enum Kind { OWNERSHIP_LOST, SLOT_MISSING, REPLICATION_TAKEN_OVER, RESET_REQUIRED, CHANGE_LOG_GONE, BACKUP_FATAL,
+        UNRECOVERABLE }
 
     private static final Logger LOG = LoggerFactory.getLogger(TerminalStop.class);
 
@@ -93,6 +94,12 @@ final class TerminalStop {
                 && cause.getMessage().contains("replication slot") && cause.getMessage().contains("missing")) {
             return Kind.SLOT_MISSING;
         }
+        if (cause instanceof ChangeSourceAbortedException && cause.getMessage() != null
+                && cause.getMessage().contains("taking over")) {
+            // Postgres ended the walsender: another replication manager took the stream over, or
+            // someone terminated it (as before dropping the slot by hand).
+            return Kind.REPLICATION_TAKEN_OVER;
+        }
         if (StreamFailure.requiresReset(cause)) {
             return Kind.RESET_REQUIRED;
         }
@@ -107,6 +114,8 @@ final class TerminalStop {
         return switch (k) {
             case OWNERSHIP_LOST -> "ownership of the change log was taken by another replication manager (" + m + ")";
             case SLOT_MISSING -> "the replication slot is missing (" + m + ")";
+            case REPLICATION_TAKEN_OVER -> "Postgres ended the replication stream: another replication manager took it"
+                    + " over, or its walsender was terminated (" + m + ")";
             case RESET_REQUIRED -> "the replica must be re-synced and autoReset is off (" + m + ")";
             case CHANGE_LOG_GONE -> "the change log was dropped or reset by another node (" + m + ")";
             case BACKUP_FATAL -> "a fatal backup condition (" + m + ")";
