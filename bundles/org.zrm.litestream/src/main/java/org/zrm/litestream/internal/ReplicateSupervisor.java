@@ -90,9 +90,22 @@ final class ReplicateSupervisor {
             return t;
         });
         this.thread = new Thread(this::run, "zrm-litestream");
+        // When the JVM ends without this bundle being stopped first (a SIGTERM whose framework
+        // shutdown does not reach this bundle in time), litestream would outlive it as an orphan
+        // still backing up a file nobody writes: the hook tells it to stop. Nothing helps against
+        // a SIGKILL of the JVM; the next start then runs next to it (see OPERATIONS.md).
+        this.shutdownHook = new Thread(() -> {
+            Process p = current;
+            if (p != null && p.isAlive()) {
+                p.destroy();
+            }
+        }, "zrm-litestream-shutdown");
     }
 
+    private final Thread shutdownHook;
+
     void start() {
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
         thread.start();
     }
 
@@ -141,6 +154,11 @@ final class ReplicateSupervisor {
         Process p = current;
         if (p != null && p.isAlive()) {
             p.destroy();
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // The JVM is shutting down already: the hook runs (or ran) and does the same.
         }
     }
 
