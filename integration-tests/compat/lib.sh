@@ -91,6 +91,6 @@ compat_run() { # check-class
   exec java -cp "$WORK/classes:$CP" \
     -Dorg.slf4j.simpleLogger.logFile="$WORK/zrm.log" -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
     -Dzero.dir="$ZERO_CACHE_DIR" -Dnode.bin="$NODE22_BIN" -Dwork.dir="$WORK" -Dzrm.home="$ROOT" \
-    -Dzero.port="${ZERO_PORT:-14848}" \
+    -Dzero.port="${ZERO_PORT:-14848}" ${COMPAT_EXTRA_PROPS:-} \
     "$1"
 }

@@ -198,6 +198,8 @@ final class ZrmRuntimeOptions {
             writeConfig(config.resolve("org.zrm.backup.litestream3.cfg"), "replica.file = " + replica + "\n"
                     + "litestream.backupURL = \n");
             writeConfig(config.resolve("org.zrm.backup.vfs.cfg"), "litestream.backupURL = \n");
+            writeConfig(config.resolve("org.zrm.litestream.cfg"), "replica.file = " + replica + "\n"
+                    + "litestream.backupURL = \n");
         }
         options.add(junitBundles());
         options.add(frameworkStartLevel(highest + 1));

@@ -83,6 +83,8 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     private final BackupCoordinator backup;
     private final ThreadPoolExecutor statusSender;
     private final ThreadPoolExecutor coordinatorThread;
+    private final TerminalStop terminalStop;
+    private final RestorerSlot restorers;
 
     /**
      * @throws IllegalArgumentException if a configuration value is invalid (the message names the
@@ -124,9 +126,18 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
             t.setDaemon(true);
             return t;
         });
+        FrameworkStop stopRuntime = new FrameworkStop(context);
         this.backup = new BackupCoordinator(service, reservations, Clock.systemUTC(), statusSender,
-                coordinatorThread, new FrameworkStop(context));
+                coordinatorThread, stopRuntime);
         service.initialized().thenRun(backup::streamerInitialized);
+        BackupCoordinator coordinator = backup;
+        this.terminalStop = new TerminalStop(config.exitOnTerminalStop(), stopRuntime, () -> !coordinator.healthy(),
+                Clock.systemUTC());
+        service.terminated().thenAccept(terminalStop::streamerTerminated);
+        String backupURL = config.litestream_backupURL() == null ? "" : config.litestream_backupURL().strip();
+        this.restorers = new RestorerSlot(!backupURL.isEmpty(), Duration.ofMillis(Math.max(0,
+                config.restore_awaitRestorerMs())));
+        service.restoreStep(restorers);
         LOG.info("change-streamer: task {} for {}_{} (change source {}, address {}, autoReset {})",
                 settings.taskID(), config.app_id(), config.shard_num(), sources.target(), settings.ownerAddress(), settings.autoReset());
         service.start();
@@ -248,12 +259,24 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
         sources.registered(properties, false);
     }
 
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    void addRestorer(org.zrm.backup.ReplicaRestorer restorer) {
+        restorers.set(restorer);
+    }
+
+    void removeRestorer(org.zrm.backup.ReplicaRestorer restorer) {
+        restorers.clear(restorer);
+    }
+
     ChangeStreamerService service() {
         return service;
     }
 
     @Deactivate
     void deactivate() throws InterruptedException {
+        terminalStop.orderlyStop();
+        restorers.cancel();
         backup.close(Duration.ofSeconds(30));
         coordinatorThread.shutdown();
         service.stop(Duration.ofSeconds(30));
@@ -311,12 +334,21 @@ public final class ChangeStreamerComponent implements ChangeStreamer, StatusCont
     public Map<String, Object> status() {
         Map<String, Object> status = new LinkedHashMap<>(service.status());
         status.put("changeSource", sources.status());
+        // The readiness convention of /readyz: streaming, which implies an initialized replica and log.
+        status.put("ready", service.state() == ChangeStreamerService.State.STREAMING);
+        status.put("terminalStop", terminalStop.status());
         return status;
+    }
+
+    @Override
+    public boolean healthy() {
+        return terminalStop.healthy();
     }
 
     @Override
     public void collect(MetricsSink sink) {
         StreamerMetrics.collect(service.snapshot(), sink);
+        terminalStop.collect(sink);
     }
 
     /**

@@ -38,6 +38,23 @@ public @interface ChangeStreamerConfig {
                     + " when off, such a node stops with an error (ZERO_AUTO_RESET, default true)")
     boolean autoReset() default true;
 
+    @AttributeDefinition(name = "Exit on terminal stop",
+            description = "When the change streamer stops for good (ownership taken by another node, the replication"
+                    + " slot missing, a required re-sync with autoReset off, the change log dropped, an unrecoverable"
+                    + " error), stop the runtime: the launcher exits with status 1 printing the reason, for an"
+                    + " orchestrator to restart the node, as zero-cache does. Off: the node stays up and unhealthy")
+    boolean exitOnTerminalStop() default true;
+
+    @AttributeDefinition(name = "Backup URL", required = false,
+            description = "ZERO_LITESTREAM_BACKUP_URL: when set, a missing replica file is restored from the backup"
+                    + " before the change source starts (which would otherwise re-sync it to a new replica version)")
+    String litestream_backupURL() default "";
+
+    @AttributeDefinition(name = "Restorer wait (ms)", min = "0",
+            description = "With a backup URL, how long the start waits for the replica restorer (bundle"
+                    + " org.zrm.litestream) to appear before it goes on without a restore")
+    long restore_awaitRestorerMs() default 30_000;
+
     @AttributeDefinition(name = "Owner address", required = false,
             description = "host:port subscribers use to reach this streamer, published in replicationState.ownerAddress"
                     + " (ZERO_CHANGE_STREAMER_ADDRESS); empty = <hostname>:<change-streamer port>")

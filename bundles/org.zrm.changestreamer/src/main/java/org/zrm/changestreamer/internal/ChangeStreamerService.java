@@ -141,6 +141,11 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
         return supervisor;
     }
 
+    /** Sets the restore run before the source is first initialized; call before {@link #start()}. */
+    void restoreStep(StreamSupervisor.RestoreStep step) {
+        supervisor.restoreStep(step);
+    }
+
     /** Starts the flow-control progress monitor and the stream loop thread. */
     void start() {
         long period = settings.progressInterval().toMillis();
@@ -259,6 +264,11 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
     /** @return the status section */
     Map<String, Object> status() {
         return snapshot().toStatus();
+    }
+
+    /** @return completes when the stream loop has ended, with its stop cause ({@code null}: an orderly stop) */
+    java.util.concurrent.CompletableFuture<Throwable> terminated() {
+        return supervisor.terminated();
     }
 
     State state() {

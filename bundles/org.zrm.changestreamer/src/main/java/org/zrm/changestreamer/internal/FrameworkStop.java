@@ -28,6 +28,8 @@ final class FrameworkStop implements Consumer<String> {
     private static final Logger LOG = LoggerFactory.getLogger(FrameworkStop.class);
 
     private final BundleContext context;
+    /** Two terminal conditions may arrive together (a wedged backup stops the stream): the first reason wins. */
+    private final java.util.concurrent.atomic.AtomicBoolean stopping = new java.util.concurrent.atomic.AtomicBoolean();
 
     FrameworkStop(BundleContext context) {
         this.context = context;
@@ -35,6 +37,10 @@ final class FrameworkStop implements Consumer<String> {
 
     @Override
     public void accept(String reason) {
+        if (!stopping.compareAndSet(false, true)) {
+            LOG.error("also: {}", reason);
+            return;
+        }
         String stateDir = context.getProperty("zrm.state.dir");
         if (stateDir != null && !stateDir.isBlank()) {
             Path file = Path.of(stateDir, REASON_FILE);

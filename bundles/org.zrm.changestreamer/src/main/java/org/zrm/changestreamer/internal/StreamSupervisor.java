@@ -76,6 +76,8 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
     private final StreamerCounters counters;
     private final Purger purger;
     private final CompletableFuture<Void> initialized = new CompletableFuture<>();
+    /** Completes when the loop has ended: with why it stopped, or {@code null} for an orderly stop. */
+    private final CompletableFuture<Throwable> terminated = new CompletableFuture<>();
     private final Thread loopThread;
 
     private final CountDownLatch stopSignal = new CountDownLatch(1);
@@ -105,8 +107,8 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
     }
 
     /**
-     * @param replicaExists whether a local replica exists; without one the start-up purge lock is
-     *     not taken (see {@link #tryPurgeLock})
+     * @param replicaExists whether a local replica exists; without one after the restore step the
+     *     start-up purge lock is released before the source initializes (see {@link #tryPurgeLock})
      */
     StreamSupervisor(StreamSession.Parts parts, SourceProvider sources, Purger purger,
             java.util.function.BooleanSupplier replicaExists) {
@@ -209,6 +211,11 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         return !loopThread.isAlive();
     }
 
+    /** @return completes when the loop has ended, with its stop cause ({@code null}: an orderly stop) */
+    CompletableFuture<Throwable> terminated() {
+        return terminated;
+    }
+
     /** @return completes once the source and the change log were first initialized */
     CompletableFuture<Void> initialized() {
         return initialized;
@@ -268,6 +275,16 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         PurgeLock purgeLock = null;
         try {
             purgeLock = tryPurgeLock();
+            restore(purgeLock);
+            if (purgeLock != null && !replicaExists.getAsBoolean()) {
+                // No replica after the restore step (no backup, or none usable): the source will
+                // initial-sync a new lineage, so there is nothing left to protect, and the open lock
+                // would block the slot creation of that sync (see tryPurgeLock).
+                LOG.info("change-streamer: no local replica after the restore step; releasing the purge lock before"
+                        + " the initial sync");
+                purgeLock.close();
+                purgeLock = null;
+            }
             SubscriptionState subscription = initialize(false, purgeLock);
             if (purgeLock != null && !purgeLock.replicaVersion().equals(subscription.replicaVersion())) {
                 // The log will be reset to the new lineage; holding a lock on its rows would block that.
@@ -302,19 +319,46 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
     }
 
     /**
+     * Restores a missing replica from the backup before the source is initialized (which would
+     * otherwise initial-sync it to a new replica version). As upstream, only when the change log
+     * has entries: with nothing to catch a restored replica up from, the initial sync is the start.
+     */
+    private void restore(PurgeLock purgeLock) throws InterruptedException {
+        RestoreStep step = restoreStep;
+        if (step == null) {
+            return;
+        }
+        if (purgeLock == null) {
+            LOG.info("change-streamer: the change log is empty or new: no restore from the backup (a restored replica"
+                    + " could not be caught up); the change source syncs the replica if it is missing");
+            return;
+        }
+        step.restore(purgeLock.replicaVersion(), purgeLock.minWatermark());
+    }
+
+    /** The restore before initialization; see {@link #restoreStep(RestoreStep)}. */
+    interface RestoreStep {
+        /** Restores the replica if it is missing and the backup is usable; failures are logged, not thrown. */
+        void restore(String replicaVersion, String minWatermark) throws InterruptedException;
+    }
+
+    private volatile RestoreStep restoreStep;
+
+    /** Sets the restore step; must be called before {@link #start()}. */
+    void restoreStep(RestoreStep step) {
+        this.restoreStep = step;
+    }
+
+    /**
      * Keeps the oldest change-log rows from another node's purge until this node owns the log, so
-     * that an existing (surviving or restored) replica can catch up from them. Without a replica
-     * there is nothing to protect: the source will initial-sync a new lineage. Holding the lock
-     * then would also deadlock that sync whenever the change DB is the upstream database, because
-     * creating its replication slot waits for every transaction that holds an xid, including the
-     * lock's ({@code SELECT … FOR SHARE}); zero-cache releases its lock in that case as well.
+     * that an existing (surviving or restored) replica can catch up from them. When no replica
+     * exists after the restore step, the lock is released at once (see {@link #run}): the source
+     * will initial-sync a new lineage, and holding the lock would deadlock that sync whenever the
+     * change DB is the upstream database, because creating its replication slot waits for every
+     * transaction that holds an xid, including the lock's ({@code SELECT … FOR SHARE});
+     * zero-cache releases its lock in that case as well.
      */
     private PurgeLock tryPurgeLock() {
-        if (!replicaExists.getAsBoolean()) {
-            LOG.info("change-streamer: no local replica; the change log is not purge-locked (an initial sync starts"
-                    + " a new lineage)");
-            return null;
-        }
         try {
             return changeLog.acquirePurgeLock().orElse(null);
         } catch (ChangeLogException e) {
@@ -564,6 +608,7 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
         // OSGi deactivates it): the stream this streamer opened is closed, but stopping the source
         // here would leave a registered service that refuses every later streamer, e.g. the one DS
         // creates when the storer bundle is updated (upstream owns its source and stops it).
+        terminated.complete(cause);
     }
 
     private String describeStop() {

@@ -127,10 +127,33 @@ final class MemoryChangeLog implements ChangeLog, StorerFactory {
                 .filter(w -> w.compareTo(watermark) < 0 && w.compareTo(newest) < 0).count();
     }
 
+    /** Whether {@link #acquirePurgeLock} hands out a lock (as a non-empty change log does). */
+    volatile boolean offerPurgeLock;
+    /** Set when the lock handed out was closed. */
+    final java.util.concurrent.atomic.AtomicBoolean purgeLockClosed = new java.util.concurrent.atomic.AtomicBoolean();
+
     @Override
     public Optional<PurgeLock> acquirePurgeLock() {
         purgeLockRequests.incrementAndGet();
-        return Optional.empty();
+        if (!offerPurgeLock) {
+            return Optional.empty();
+        }
+        return Optional.of(new PurgeLock() {
+            @Override
+            public String replicaVersion() {
+                return "01";
+            }
+
+            @Override
+            public String minWatermark() {
+                return "01";
+            }
+
+            @Override
+            public void close() {
+                purgeLockClosed.set(true);
+            }
+        });
     }
 
     synchronized List<String> rows() {

@@ -148,20 +148,25 @@ class StreamSupervisorTest {
     }
 
     @Test
-    void withoutALocalReplicaTheChangeLogIsNotPurgeLockedAtStart() throws Exception {
+    void withoutALocalReplicaThePurgeLockIsReleasedBeforeTheInitialSync() throws Exception {
+        log.offerPurgeLock = true;
         FakeChangeSource src = new FakeChangeSource("01");
         start(ChangeStreamerServicePgTest.DEFAULTS, src, src, () -> false);
         assertEquals(Boolean.FALSE, src.initializations.poll(10, TimeUnit.SECONDS));
+        assertTrue(log.purgeLockClosed.get(), "an initial sync must not wait for the lock's transaction");
         assertEquals("01", src.startWatermarks.poll(10, TimeUnit.SECONDS));
-        assertEquals(0, log.purgeLockRequests.get(), "an initial sync must not wait for the lock's transaction");
     }
 
     @Test
-    void withALocalReplicaTheChangeLogIsPurgeLockedAtStart() throws Exception {
+    void withALocalReplicaThePurgeLockIsHeldThroughInitialization() throws Exception {
+        log.offerPurgeLock = true;
         FakeChangeSource src = new FakeChangeSource("01");
         start(ChangeStreamerServicePgTest.DEFAULTS, src, src, () -> true);
         assertEquals(Boolean.FALSE, src.initializations.poll(10, TimeUnit.SECONDS));
         assertEquals(1, log.purgeLockRequests.get());
+        assertEquals(TASK, log.ownerships.poll(10, TimeUnit.SECONDS));
+        assertEquals("01", src.startWatermarks.poll(10, TimeUnit.SECONDS));
+        assertTrue(log.purgeLockClosed.get(), "released once the log is owned");
     }
 
     @Test

@@ -46,12 +46,21 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         String taskId = config.task_id() == null || config.task_id().isBlank()
                 ? UUID.randomUUID().toString().substring(0, 8) : config.task_id().trim();
         String subscriberId = taskId + "/backup-replicator-" + ProcessHandle.current().pid();
-        ReplicaFile replica = new ReplicaFile(Path.of(config.replica_file()), config.replica_walAutocheckpoint());
+        ReplicaFile replica = new ReplicaFile(Path.of(config.replica_file()), walAutocheckpoint(config));
         replicator = new Replicator(replica, client, codec, taskId, subscriberId, config.replicator_retryInitialMs(),
                 config.replicator_retryMaxMs());
         LOG.info("replicator: starting backup replicator task={} replica={} changeStreamer={} ({})", taskId,
                 replica.path(), Secrets.maskUrls(client.target()), mode);
         replicator.start();
+    }
+
+    /** -1 = litestream's rule: with a backup URL litestream owns checkpoints (0), else SQLite's 1000. */
+    static int walAutocheckpoint(ReplicatorConfig config) {
+        if (config.replica_walAutocheckpoint() >= 0) {
+            return config.replica_walAutocheckpoint();
+        }
+        String url = config.litestream_backupURL();
+        return url == null || url.isBlank() ? 1000 : 0;
     }
 
     @Deactivate
@@ -70,6 +79,8 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         s.put("mode", "backup");
         s.put("changeStreamer", mode);
         ReplicatorStatus st = replicator.status();
+        // The readiness convention of /readyz: the replica file is initialized and kept up to date.
+        s.put("ready", st.phase() == ReplicatorStatus.Phase.REPLICATING && st.replicaVersion() != null);
         if (ReplicatorUpstream.REMOTE.equals(mode)) {
             s.put("uri", Secrets.maskUrls(replicator.target()));
         }

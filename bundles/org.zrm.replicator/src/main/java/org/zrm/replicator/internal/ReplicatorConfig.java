@@ -27,10 +27,15 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
             description = "Task id sent as taskID, ZERO_TASK_ID; empty = a random id per activation.")
     String task_id() default "";
 
-    @AttributeDefinition(name = "replica.walAutocheckpoint", min = "0",
-            description = "PRAGMA wal_autocheckpoint of the writer, in pages: 0 when litestream owns checkpoints"
-                    + " (zero-cache's backup mode), otherwise SQLite's default 1000 keeps the WAL bounded.")
-    int replica_walAutocheckpoint() default 1000;
+    @AttributeDefinition(name = "replica.walAutocheckpoint", min = "-1",
+            description = "PRAGMA wal_autocheckpoint of the writer, in pages. -1 (default): 0 when litestream.backupURL"
+                    + " is set, because litestream then owns checkpoints (zero-cache's backup mode; a checkpoint behind"
+                    + " litestream v0.3's back makes it start a new generation), otherwise SQLite's default 1000.")
+    int replica_walAutocheckpoint() default -1;
+
+    @AttributeDefinition(name = "litestream.backupURL", required = false,
+            description = "ZERO_LITESTREAM_BACKUP_URL: only decides the default of replica.walAutocheckpoint.")
+    String litestream_backupURL() default "";
 
     @AttributeDefinition(name = "replicator.retryInitialMs", min = "1",
             description = "First delay before resubscribing after a failure (and between checks for the replica file);"

@@ -68,11 +68,27 @@ public final class Litestream3MonitorComponent extends ForwardingBackupMonitor {
                         + " litestream.backupURL is set: it lists the destination to verify the backup");
             }
             verifier = new LitestreamCli(path("litestream.executable", executable), replicaFile, backupURL,
-                    LitestreamCli.environment(environment, replicaFile, backupURL, trim(config.litestream_configPath()),
+                    LitestreamCli.environment(environment, replicaFile, backupURL, configPath(config, replicaFile),
                             port, trim(config.litestream_endpoint()), trim(config.litestream_region())),
                     listTimeout);
         }
         return new Litestream3Monitor(settings, verifier, clock);
+    }
+
+    /**
+     * The listings must read the configuration {@code litestream replicate} runs with. Empty: the
+     * one the litestream process bundle ({@code org.zrm.litestream}) generates when its own
+     * {@code litestream.configPath} is empty, {@code <replica.file>-litestream.yml}. An operator who
+     * runs litestream outside ZRM sets {@code litestream.configPath} here and there.
+     */
+    static String configPath(Litestream3MonitorConfig config, String replicaFile) {
+        String configured = trim(config.litestream_configPath());
+        if (!configured.isEmpty()) {
+            return configured;
+        }
+        Path generated = Path.of(replicaFile).toAbsolutePath();
+        generated = generated.resolveSibling(generated.getFileName() + "-litestream.yml");
+        return generated.toString();
     }
 
     private static URI metricsURL(String text) {
