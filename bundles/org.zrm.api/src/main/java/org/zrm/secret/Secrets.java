@@ -25,6 +25,11 @@ public final class Secrets {
     // to the last '@' before the path, because passwords may contain '@' and ':'.
     private static final Pattern URL_PASSWORD =
             Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\\s]*):[^/?#\\s]*@");
+    // Second pass, for text the first pattern cannot read as scheme://user:password@ (e.g. a
+    // password containing '/', or a doubled "://"): everything from the scheme up to the token's
+    // last '@' is hidden unless it is a plain user name or an already masked user:****.
+    private static final Pattern ANY_USER_INFO = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://)(\\S*)@");
+    private static final Pattern SAFE_USER_INFO = Pattern.compile("[^:/?#@]*(?::\\*\\*\\*\\*)?");
     private static final Pattern QUERY_PASSWORD =
             Pattern.compile("([?&](?:password|sslpassword)=)[^&#\\s]*", Pattern.CASE_INSENSITIVE);
 
@@ -60,6 +65,8 @@ public final class Secrets {
      */
     public static String maskUrls(String text) {
         String masked = URL_PASSWORD.matcher(text).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
+        masked = ANY_USER_INFO.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(
+                SAFE_USER_INFO.matcher(m.group(2)).matches() ? m.group() : m.group(1) + MASK + "@"));
         return QUERY_PASSWORD.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + MASK));
     }
 }
