@@ -14,6 +14,7 @@ import net.jqwik.api.lifecycle.PropertyLifecycleContext;
  */
 public final class FuzzTries implements AroundPropertyHook {
 
+    /** The system property read. */
     static final String SCALE_PROPERTY = "zrm.fuzz.scale";
 
     /** Registered on a test class, it applies to the class's properties. */
@@ -25,7 +26,7 @@ public final class FuzzTries implements AroundPropertyHook {
     @Override
     public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {
         int scale = Integer.getInteger(SCALE_PROPERTY, 1);
-        if (scale > 1) {
+        if (scale > 1 && !context.targetMethod().isAnnotationPresent(net.jqwik.api.Example.class)) {
             int tries = context.attributes().tries().orElse(1000);
             context.attributes().setTries((int) Math.min(Integer.MAX_VALUE, (long) tries * scale));
         }

@@ -114,17 +114,101 @@ class GoldenMutationFuzzTest {
             }
             // What decodes must re-encode, and that text must decode to the same text again.
             String once = out.value();
+            if (codec.name().endsWith("(utf8)") && hasLoneSurrogate(once)) {
+                // The encoder writes a lone surrogate raw, as JavaScript does; turning that text into
+                // UTF-8 (here, for the byte decoder) replaces it, so the text cannot be stable.
+                continue;
+            }
             Bounded.Outcome<String> again = BOUNDED.call(() -> codec.encode().apply(codec.decode().apply(once)));
+            if (again.thrown() instanceof ProtocolException e
+                    && (isKnownSurrogateNameLimit(e) || isNonFiniteNumber(e, input))) {
+                continue;
+            }
             if (again.thrown() != null) {
                 throw new AssertionError(codec.name() + ": re-encoded text of " + abbreviate(input)
                         + " does not decode: " + abbreviate(once), again.thrown());
             }
-            assertEquals(once, again.value(), codec.name() + ": re-encoding is not stable for " + abbreviate(input));
+            if (!once.equals(again.value())) {
+                int d = 0;
+                while (d < once.length() && d < again.value().length() && once.charAt(d) == again.value().charAt(d)) {
+                    d++;
+                }
+                int from = Math.max(0, d - 40);
+                throw new AssertionError(codec.name() + ": re-encoding is not stable for " + abbreviate(input)
+                        + "; first difference at " + d + ": " + abbreviate(once.substring(from)) + " vs "
+                        + abbreviate(again.value().substring(from)));
+            }
         }
     }
 
-    private static String abbreviate(String s) {
-        return s.length() <= 300 ? s : s.substring(0, 300) + "…(" + s.length() + " chars)";
+    /**
+     * Finding 1 (not fixed, docs/RELIABILITY.md): Jackson 2.23 rejects an escaped lone surrogate in
+     * a member name ({@code {"a\udc26\u0000":1}}) although it accepts the raw character and the
+     * same escape in a value; JavaScript accepts all three. The encoder escapes a lone surrogate
+     * when the name also needs escaping (as {@code JSON.stringify} does), so such a name decodes
+     * once but its re-encoding does not. The error is typed, so nothing is lost silently.
+     */
+    private static boolean isKnownSurrogateNameLimit(ProtocolException e) {
+        return e.reason().contains("surrogate in field name");
+    }
+
+    private static final java.util.regex.Pattern OVERFLOWING_NUMBER =
+            java.util.regex.Pattern.compile("\\d{309,}|[eE]\\+?0*[1-9]\\d{2,}");
+
+    /**
+     * Finding 2 (upstream behaviour, kept): a number literal beyond the double range decodes as
+     * Infinity, as {@code JSON.parse} does, and a required number then re-encodes as {@code null},
+     * as {@code JSON.stringify} does, which no longer decodes.
+     */
+    private static boolean isNonFiniteNumber(ProtocolException e, String input) {
+        return e.reason().endsWith("got null") && OVERFLOWING_NUMBER.matcher(input).find();
+    }
+
+    @Example
+    void numberBeyondTheDoubleRangeReEncodesAsNullLikeJavaScript() {
+        String input = "[\"status\",{\"ack\":false,\"lagReport\":{\"lastTimings\":{\"sendTimeMs\":1,\"commitTimeMs\":2,"
+                + "\"receiveTimeMs\":3},\"nextSendTimeMs\":1" + "0".repeat(400) + ".5}},{\"watermark\":\"0a\"}]";
+        String reEncoded = CODEC.encode(CODEC.decodeChangeStreamMessage(input));
+        assertTrue(reEncoded.contains("\"nextSendTimeMs\":null"), reEncoded);
+        ProtocolException e = org.junit.jupiter.api.Assertions.assertThrows(ProtocolException.class,
+                () -> CODEC.decodeChangeStreamMessage(reEncoded));
+        assertTrue(isNonFiniteNumber(e, input), e.getMessage());
+    }
+
+    @Example
+    void escapedLoneSurrogateInAMemberNameIsATypedError() {
+        String input = "[\"status\",{\"ack\":true},{\"wa\udc26term\\u0000ark\":\"watermark\"}]";
+        String reEncoded = CODEC.encodeValue(CODEC.decodeValue(input));
+        assertEquals("[\"status\",{\"ack\":true},{\"wa\\udc26term\\u0000ark\":\"watermark\"}]", reEncoded);
+        ProtocolException e = org.junit.jupiter.api.Assertions.assertThrows(ProtocolException.class,
+                () -> CODEC.decodeValue(reEncoded));
+        assertTrue(isKnownSurrogateNameLimit(e), e.getMessage());
+    }
+
+    private static boolean hasLoneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Printable, so that reports keep the whole input: non-ASCII and control chars as escapes. */
+    static String abbreviate(String s) {
+        String cut = s.length() <= 300 ? s : s.substring(0, 300);
+        StringBuilder b = new StringBuilder();
+        for (char c : cut.toCharArray()) {
+            if (c >= 0x20 && c < 0x7f) {
+                b.append(c);
+            } else {
+                b.append(String.format("\\u%04x", (int) c));
+            }
+        }
+        return s.length() <= 300 ? b.toString() : b + "...(" + s.length() + " chars)";
     }
 
     private static List<String> golden() {
