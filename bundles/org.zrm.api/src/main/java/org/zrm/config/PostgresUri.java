@@ -37,6 +37,9 @@ import org.zrm.secret.Secrets;
  */
 public record PostgresUri(String jdbcUrl, String user, String password, String sslMode) {
 
+    private static final java.util.regex.Pattern PLAIN_USER_INFO =
+            java.util.regex.Pattern.compile("[^:/?#@]*(?::\\*\\*\\*\\*)?");
+
     /**
      * @param uri     the URI to read
      * @param setting the setting it came from (e.g. {@code upstream.db}), named in error messages
@@ -57,16 +60,16 @@ public record PostgresUri(String jdbcUrl, String user, String password, String s
         try {
             parsed = new URI(text);
         } catch (URISyntaxException e) {
-            throw new IllegalArgumentException(setting + " is not a valid URI: " + Secrets.maskUrls(text)
+            throw new IllegalArgumentException(setting + " is not a valid URI: " + shown(text)
                     + " (" + Secrets.maskUrls(e.getReason()) + ")");
         }
         if (!"postgres".equals(parsed.getScheme()) && !"postgresql".equals(parsed.getScheme())) {
             throw new IllegalArgumentException(setting + " must be a postgres:// or postgresql:// URI: "
-                    + Secrets.maskUrls(text));
+                    + shown(text));
         }
         String host = parsed.getHost();
         if (host == null || host.isEmpty()) {
-            throw new IllegalArgumentException(setting + " has no host: " + Secrets.maskUrls(text));
+            throw new IllegalArgumentException(setting + " has no host: " + shown(text));
         }
         String user = null;
         String password = null;
@@ -118,7 +121,28 @@ public record PostgresUri(String jdbcUrl, String user, String password, String s
     /** Never shows the password. */
     @Override
     public String toString() {
-        return "PostgresUri[" + jdbcUrl + ", user=" + user + ", sslmode=" + sslMode + "]";
+        return "PostgresUri[" + shown(jdbcUrl) + ", user=" + user + ", sslmode=" + sslMode + "]";
+    }
+
+    /**
+     * The URI as error messages show it: {@link Secrets#maskUrls}, and for text that is not even
+     * shaped like {@code scheme://user:password@} (missing slashes, a password with {@code /}),
+     * everything between the scheme and the last {@code @} hidden, unless it is a plain user name
+     * (without {@code ://}, everything before the last {@code @}).
+     */
+    private static String shown(String text) {
+        String masked = Secrets.maskUrls(text);
+        int at = masked.lastIndexOf('@');
+        int colon = masked.indexOf(':');
+        if (at < 0 || colon < 0 || colon > at) {
+            return masked;
+        }
+        // Without "//" a scheme cannot be told from a user name ("user:password@host"): hide it all.
+        int start = masked.startsWith("//", colon + 1) ? colon + 3 : 0;
+        if (start > at || PLAIN_USER_INFO.matcher(masked.substring(start, at)).matches()) {
+            return masked;
+        }
+        return masked.substring(0, start) + Secrets.MASK + masked.substring(at);
     }
 
     private static String zeroSslMode(String value) {

@@ -21,10 +21,15 @@ public final class Secrets {
 
     private static final Pattern SECRET_NAME =
             Pattern.compile("password|passwd|secret|token|credential|apikey|api_key|private_key");
+    // A scheme is tried only where a run of scheme characters starts: without this, every
+    // position inside a long word is a candidate start, and masking takes time quadratic in the
+    // text's length (found by the launcher's fuzzer: 5000 characters took over a second).
+    private static final String SCHEME_START = "(?<![A-Za-z0-9+.-])";
     // scheme://user:password@ anywhere in the text (also inside "-Dx=..." options). The password runs
     // to the last '@' before the path, because passwords may contain '@' and ':'.
     private static final Pattern URL_PASSWORD =
-            Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\\s]*):[^/?#\\s]*@");
+            Pattern.compile(SCHEME_START + "([A-Za-z][A-Za-z0-9+.-]*://[^:/?#@\\s]*):[^/?#\\s]*@");
+    private static final Pattern SAFE_USER_INFO = Pattern.compile("[^:/?#@]*(?::\\*\\*\\*\\*)?");
     private static final Pattern QUERY_PASSWORD =
             Pattern.compile("([?&](?:password|sslpassword|passwd|apikey|api_key|token|secret|access_token)=)[^&#\\s]*",
                     Pattern.CASE_INSENSITIVE);
@@ -56,11 +61,59 @@ public final class Secrets {
     }
 
     /**
+     * Second pass, for text the first pattern cannot read as {@code scheme://user:password@} (a
+     * password containing '/', a doubled "://"): in each whitespace-separated word, everything from
+     * its first "://" to its last '@' is hidden unless it is a plain user name or an already masked
+     * {@code user:****}. A scan rather than a pattern, so that it stays linear in the text's length.
+     */
+    private static String maskOddUserInfo(String text) {
+        StringBuilder out = null;
+        int n = text.length();
+        int wordStart = 0;
+        int sep = text.indexOf("://");
+        while (wordStart < n) {
+            int wordEnd = wordStart;
+            int at = -1;
+            while (wordEnd < n && !Character.isWhitespace(text.charAt(wordEnd))) {
+                if (text.charAt(wordEnd) == '@') {
+                    at = wordEnd;
+                }
+                wordEnd++;
+            }
+            if (sep >= 0 && sep < wordStart) {
+                sep = text.indexOf("://", wordStart);
+            }
+            if (sep >= 0 && sep < wordEnd && at > sep + 2
+                    && !SAFE_USER_INFO.matcher(text.substring(sep + 3, at)).matches()) {
+                if (out == null) {
+                    out = new StringBuilder(n).append(text, 0, wordStart);
+                }
+                out.append(text, wordStart, sep + 3).append(MASK).append(text, at, wordEnd);
+            } else if (out != null) {
+                out.append(text, wordStart, wordEnd);
+            }
+            int next = wordEnd;
+            while (next < n && Character.isWhitespace(text.charAt(next))) {
+                next++;
+            }
+            if (out != null) {
+                out.append(text, wordEnd, next);
+            }
+            wordStart = next;
+        }
+        return out == null ? text : out.toString();
+    }
+
+    /**
      * @param text any text, e.g. a connection URL or a whole command line
      * @return the text with every URL password (user-info or query parameter) replaced by {@value #MASK}
      */
     public static String maskUrls(String text) {
-        String masked = URL_PASSWORD.matcher(text).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
+        String masked = text;
+        if (text.contains("://")) {
+            masked = URL_PASSWORD.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
+            masked = maskOddUserInfo(masked);
+        }
         return QUERY_PASSWORD.matcher(masked).replaceAll(m -> Matcher.quoteReplacement(m.group(1) + MASK));
     }
 }

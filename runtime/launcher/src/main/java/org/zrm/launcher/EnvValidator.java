@@ -27,21 +27,21 @@ public final class EnvValidator {
         for (String name : PORTS) {
             String value = env.get(name);
             if (value != null && !isIntegerIn(value, 1, 65535)) {
-                problems.add(name + " must be a port number (an integer from 1 to 65535), got '" + value + "'");
+                problems.add(name + " must be a port number (an integer from 1 to 65535), got '" + shown(value) + "'");
             }
         }
         String appId = env.get(EnvRegistry.APP_ID);
         if (appId != null && !APP_ID.matcher(appId).matches()) {
             problems.add(EnvRegistry.APP_ID + " must match " + APP_ID.pattern()
-                    + " (lower-case letters, digits, underscores), got '" + appId + "'");
+                    + " (lower-case letters, digits, underscores), got '" + shown(appId) + "'");
         }
         String batch = env.get(EnvRegistry.CHANGE_LOG_BATCH_SIZE);
         if (batch != null && !isIntegerIn(batch, 1, Integer.MAX_VALUE)) {
-            problems.add(EnvRegistry.CHANGE_LOG_BATCH_SIZE + " must be an integer >= 1, got '" + batch + "'");
+            problems.add(EnvRegistry.CHANGE_LOG_BATCH_SIZE + " must be an integer >= 1, got '" + shown(batch) + "'");
         }
         String shardNum = env.get(EnvRegistry.SHARD_NUM);
         if (shardNum != null && !isIntegerIn(shardNum, 0, Integer.MAX_VALUE)) {
-            problems.add(EnvRegistry.SHARD_NUM + " must be an integer >= 0, got '" + shardNum + "'");
+            problems.add(EnvRegistry.SHARD_NUM + " must be an integer >= 0, got '" + shown(shardNum) + "'");
         }
         if (env.get(EnvRegistry.SHARD_ID) != null) {
             // zero-cache's own wording (config/zero-config.ts, shardOptions.id).
@@ -53,18 +53,18 @@ public final class EnvValidator {
         // checked here, because the value is spliced into a DS target filter.
         if (!UPSTREAM_TYPE_SYNTAX.matcher(type).matches()) {
             problems.add(EnvRegistry.UPSTREAM_TYPE + " must be a change-source type (letters, digits, '.', '_' or '-'),"
-                    + " such as pg, got '" + type + "'");
+                    + " such as pg, got '" + shown(type) + "'");
         }
         String streamerUri = env.get(EnvRegistry.CHANGE_STREAMER_URI);
         if (streamerUri != null && !streamerUri.isBlank() && !STREAMER_URI_SYNTAX.matcher(streamerUri.strip()).matches()) {
             problems.add(EnvRegistry.CHANGE_STREAMER_URI + " must be a ws://, wss://, http:// or https:// URI, got '"
-                    + Secrets.maskUrls(streamerUri) + "'");
+                    + shown(streamerUri) + "'");
         }
         String upstream = env.get(EnvRegistry.UPSTREAM_DB);
         if (type.equals("pg") && upstream != null && !upstream.isBlank()
                 && !upstream.startsWith("postgresql://") && !upstream.startsWith("postgres://")) {
             problems.add(EnvRegistry.UPSTREAM_DB + " must be a postgresql:// or postgres:// URI, got '"
-                    + Secrets.maskUrls(upstream) + "'");
+                    + shown(upstream) + "'");
         } else if (type.equals("pg")) {
             // The runtime's components read these with the same parser; failing here gives one
             // clear line at launch instead of a failed component later.
@@ -83,6 +83,21 @@ public final class EnvValidator {
         } catch (IllegalArgumentException e) {
             problems.add(e.getMessage());
         }
+    }
+
+    /**
+     * A rejected value as a problem line shows it. A value in the wrong variable may be a
+     * connection URI, so every value is masked like a URI; and one not even shaped like
+     * {@code scheme://user:password@} ({@code postgres:u:pw@h}) shows nothing before its last '@'.
+     */
+    static String shown(String value) {
+        String masked = Secrets.maskUrls(value);
+        int at = masked.lastIndexOf('@');
+        int colon = masked.indexOf(':');
+        if (at < 0 || colon < 0 || colon > at || masked.startsWith(":" + Secrets.MASK + "@", at - 5)) {
+            return masked;
+        }
+        return Secrets.MASK + masked.substring(at);
     }
 
     private static boolean isIntegerIn(String text, int min, int max) {

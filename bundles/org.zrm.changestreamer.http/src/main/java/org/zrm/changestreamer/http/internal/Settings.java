@@ -22,6 +22,9 @@ record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars
     /** Incoming messages are {@code {"ack":n}}; anything near this size is garbage. */
     static final long DEFAULT_MAX_INCOMING_MESSAGE_BYTES = 64L << 10;
 
+    /** The largest ping interval whose idle timeout (three intervals) fits Jetty's milliseconds. */
+    static final Duration MAX_PING_INTERVAL = Duration.ofMillis(Long.MAX_VALUE / 3);
+
     static final Settings DEFAULTS = new Settings(Duration.ofMillis(DEFAULT_PING_INTERVAL_MS),
             DEFAULT_MAX_UNACKED_CHARS, DEFAULT_MAX_QUEUED_CHARS, DEFAULT_MAX_INCOMING_MESSAGE_BYTES);
 
@@ -29,6 +32,12 @@ record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars
     Settings {
         if (pingInterval.isNegative() || pingInterval.isZero()) {
             throw new IllegalArgumentException("ping.intervalMs must be positive, got " + pingInterval.toMillis());
+        }
+        // Jetty's idle timeout is three intervals, in milliseconds: beyond this it overflows, and
+        // the servlet would fail on its first request instead of the configuration being rejected.
+        if (pingInterval.compareTo(MAX_PING_INTERVAL) > 0) {
+            throw new IllegalArgumentException("ping.intervalMs must be at most " + MAX_PING_INTERVAL.toMillis()
+                    + ", got " + pingInterval.toMillis());
         }
         if (maxUnackedChars < 1) {
             throw new IllegalArgumentException("send.maxUnackedChars must be positive, got " + maxUnackedChars);
