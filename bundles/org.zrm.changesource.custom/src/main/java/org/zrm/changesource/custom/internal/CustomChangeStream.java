@@ -96,13 +96,19 @@ final class CustomChangeStream implements ChangeStream {
             StreamSettings settings, ScheduledExecutorService timer, String afterWatermark)
             throws ChangeSourceException, InterruptedException {
         CustomChangeStream s = new CustomChangeStream(source, codec, settings, afterWatermark);
+        CompletableFuture<WebSocket> connecting = http.newWebSocketBuilder().connectTimeout(settings.connectTimeout())
+                .buildAsync(uri, s.listener);
         try {
-            s.socket = http.newWebSocketBuilder().connectTimeout(settings.connectTimeout()).buildAsync(uri, s.listener)
-                    .get(settings.connectTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+            s.socket = connecting.get(settings.connectTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            // Nobody will own a socket that opens after this: drop it when it does.
+            connecting.thenAccept(WebSocket::abort);
+            throw e;
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             throw new ChangeSourceException("cannot connect to custom change source " + source + ": " + cause, cause);
         } catch (TimeoutException e) {
+            connecting.thenAccept(WebSocket::abort);
             throw new ChangeSourceException("timed out connecting to custom change source " + source, e);
         }
         long ms = settings.pingInterval().toMillis();
