@@ -116,6 +116,22 @@ final class CustomChangeStream implements ChangeStream {
         return s;
     }
 
+    /**
+     * A stream over a socket that is already open, for tests that drive the listener and watch
+     * what is sent and requested; no pings are scheduled.
+     */
+    static CustomChangeStream attached(WebSocket socket, String source, ProtocolCodec codec, StreamSettings settings,
+            String afterWatermark) {
+        CustomChangeStream s = new CustomChangeStream(source, codec, settings, afterWatermark);
+        s.socket = socket;
+        return s;
+    }
+
+    /** The socket's listener (tests feed frames through it). */
+    WebSocket.Listener listener() {
+        return listener;
+    }
+
     private void ping() {
         WebSocket ws = socket;
         if (terminal || ws == null) {
