@@ -14,6 +14,7 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changesource.ChangeSource;
+import org.zrm.changesource.ChangeSourceAbortedException;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.changesource.SubscriptionState;
@@ -25,18 +26,34 @@ import org.zrm.status.StatusContributor;
  * Registers the custom-protocol {@link ChangeSource} ({@code zrm.changesource.type=custom}).
  * Activation only validates the configuration; nothing connects until the change streamer calls
  * {@link #initialize(boolean)} on its own thread.
+ *
+ * <p>The configuration is optional and an unusable {@code upstream.db} does not fail activation:
+ * the shipped configuration passes {@code ZERO_UPSTREAM_DB} to every source, which is a Postgres
+ * URL whenever the {@code pg} source is the one selected, and a component that failed to activate
+ * would make the runtime unhealthy for a source nobody uses. The problem is logged, shown in
+ * {@code /status}, and reported by {@link #initialize(boolean)} if this source is selected.
  */
 @Component(service = {ChangeSource.class, StatusContributor.class},
         configurationPid = {NodeIdentity.PID, "org.zrm.changesource.custom"},
-        configurationPolicy = ConfigurationPolicy.REQUIRE, property = ChangeSource.TYPE + "=custom")
+        configurationPolicy = ConfigurationPolicy.OPTIONAL, property = ChangeSource.TYPE + "=custom")
 public final class CustomChangeSourceComponent implements ChangeSource, StatusContributor {
 
     private static final Logger LOG = LoggerFactory.getLogger(CustomChangeSourceComponent.class);
-    private final CustomChangeSource source;
+    private final CustomChangeSource source; // null when the configuration is unusable
+    private final String configError; // why, or null
 
     @Activate
     public CustomChangeSourceComponent(CustomChangeSourceConfig c) {
-        EndpointUrl endpoint = new EndpointUrl(c.upstream_db());
+        EndpointUrl endpoint;
+        try {
+            endpoint = new EndpointUrl(c.upstream_db());
+        } catch (IllegalArgumentException e) {
+            this.source = null;
+            this.configError = "custom change source not usable: " + e.getMessage();
+            LOG.info("{} (this matters only if changeSource.target selects zrm.changesource.type=custom)", configError);
+            return;
+        }
+        this.configError = null;
         Map<String, Object> context = new LinkedHashMap<>();
         context.put("appID", c.app_id());
         this.source = new CustomChangeSource(endpoint, c.app_id(), c.shard_num(), publications(c.app_publications()),
@@ -44,6 +61,14 @@ public final class CustomChangeSourceComponent implements ChangeSource, StatusCo
                         Duration.ofMillis(c.pingIntervalMs()), c.maxMessageChars(), c.bufferMessages(), c.bufferChars()));
         LOG.info("custom change source configured: upstream={} shard={}_{} publications={} replica={}",
                 endpoint.displayName(), c.app_id(), c.shard_num(), publications(c.app_publications()), c.replica_file());
+    }
+
+    private CustomChangeSource source() throws ChangeSourceAbortedException {
+        if (source == null) {
+            // Retrying cannot help until the configuration changes, which re-activates this component.
+            throw new ChangeSourceAbortedException(configError);
+        }
+        return source;
     }
 
     /** Comma-separated values, as zero-cache's array options; blanks dropped. */
@@ -61,28 +86,30 @@ public final class CustomChangeSourceComponent implements ChangeSource, StatusCo
 
     @Deactivate
     void deactivate() {
-        source.stop();
+        stop();
     }
 
     @Override
     public SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException {
-        return source.initialize(resetReplica);
+        return source().initialize(resetReplica);
     }
 
     @Override
     public OptionalLong startLagReporter() {
-        return source.startLagReporter();
+        return OptionalLong.empty(); // custom sources report no lag
     }
 
     @Override
     public ChangeStream startStream(String afterWatermark, List<BackfillRequest> backfillRequests)
             throws ChangeSourceException, InterruptedException {
-        return source.startStream(afterWatermark, backfillRequests);
+        return source().startStream(afterWatermark, backfillRequests);
     }
 
     @Override
     public void stop() {
-        source.stop();
+        if (source != null) {
+            source.stop();
+        }
     }
 
     @Override
@@ -92,6 +119,11 @@ public final class CustomChangeSourceComponent implements ChangeSource, StatusCo
 
     @Override
     public Map<String, Object> status() {
+        if (source == null) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("error", configError);
+            return m;
+        }
         return source.status();
     }
 }
