@@ -74,7 +74,7 @@ public class WiringByConfigurationIT {
         assertEquals("org.zrm.changesource.ChangeSource", reference.path("service").asText());
         assertEquals("(zrm.changesource.type=nonsense)", reference.path("target").asText());
         String error = broken.path("sections").path("changestreamer").path("lastError").asText();
-        assertTrue(error, error.contains("registered change-source types: pg"));
+        assertTrue(error, error.contains("registered change-source types: custom, pg"));
         assertEquals("starting", broken.path("sections").path("changestreamer").path("state").asText());
 
         writeCfg(STREAMER_CFG, original);

@@ -1,0 +1,10 @@
+package org.zrm.replica.internal.apply;
+
+/**
+ * The outcome of a committed transaction.
+ *
+ * @param watermark the new {@code stateVersion}
+ * @param schemaUpdated whether the transaction changed the schema
+ * @param changeLogUpdated whether it wrote {@code _zero.changeLog2} entries
+ */
+record CommitResult(String watermark, boolean schemaUpdated, boolean changeLogUpdated) {}
