@@ -34,8 +34,8 @@ import org.zrm.replica.ReplicaLayout;
 import org.zrm.replica.ReplicaState;
 import org.zrm.replica.ReplicaStateReader;
 import org.zrm.replica.ZqlType;
-import org.zrm.replica.internal.apply.ChangeProcessingException;
-import org.zrm.replica.internal.apply.InitialSyncApplier;
+import org.zrm.replica.apply.ChangeProcessingException;
+import org.zrm.replica.apply.InitialSyncApplier;
 
 /**
  * Builds a new replica from the first transaction of a change stream (upstream's initial sync of

@@ -1,5 +1,9 @@
 package org.zrm.replicator.internal;
 
+import org.zrm.replica.apply.ChangeProcessor;
+import org.zrm.replica.apply.CommitResult;
+import org.zrm.replica.apply.ChangeProcessingException;
+
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -1,5 +1,9 @@
 package org.zrm.replicator.internal;
 
+import org.zrm.replica.apply.ChangeProcessor;
+import org.zrm.replica.apply.CommitResult;
+import org.zrm.replica.apply.ChangeProcessingException;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,5 +1,7 @@
 package org.zrm.replicator.internal;
 
+import org.zrm.replica.apply.ChangeProcessor;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.zrm.replicator.internal.Specs.arrayCol;

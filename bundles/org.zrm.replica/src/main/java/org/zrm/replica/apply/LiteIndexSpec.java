@@ -1,4 +1,4 @@
-package org.zrm.replica.internal.apply;
+package org.zrm.replica.apply;
 
 import java.util.Map;
 import org.zrm.replica.LiteNames;

@@ -1,4 +1,4 @@
-package org.zrm.replicator.internal;
+package org.zrm.replica.apply;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -77,7 +77,7 @@ final class SchemaChangeApplier {
         } else {
             throw new ChangeProcessingException("unsupported schema change " + change.tag());
         }
-        LOG.info("replicator: applied {} at {}", change.tag(), tx.version());
+        LOG.info("replica: applied {} at {}", change.tag(), tx.version());
     }
 
     private void createTable(CreateTable create) throws SQLException {
@@ -133,7 +133,7 @@ final class SchemaChangeApplier {
         String oldType = LiteTypes.forColumn(update.oldColumn().spec());
         String newType = LiteTypes.forColumn(update.newColumn().spec());
         if (oldName.equals(newName) && oldType.equals(newType)) {
-            LOG.info("replicator: update-column of {}.{} changes nothing in the replica", table, oldName);
+            LOG.info("replica: update-column of {}.{} changes nothing in the replica", table, oldName);
             return;
         }
         String current = oldName;
@@ -206,7 +206,7 @@ final class SchemaChangeApplier {
         }
         // Every row gains the newly visible columns, so every row's version is bumped.
         tx.bumpVersions(done.relation().schema(), done.relation().name());
-        LOG.info("replicator: finished backfilling {}", table);
+        LOG.info("replica: finished backfilling {}", table);
     }
 
     /**

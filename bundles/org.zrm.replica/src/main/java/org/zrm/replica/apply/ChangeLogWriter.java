@@ -1,4 +1,4 @@
-package org.zrm.replicator.internal;
+package org.zrm.replica.apply;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package org.zrm.replica.internal.apply;
+package org.zrm.replica.apply;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -50,7 +50,7 @@ import org.zrm.replica.ReplicaMetadataStore;
  * because the stream position is then unknown; the owner discards it and resubscribes from the
  * replica's watermark.
  */
-final class ChangeProcessor implements AutoCloseable {
+public final class ChangeProcessor implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangeProcessor.class);
 
@@ -85,6 +85,28 @@ final class ChangeProcessor implements AutoCloseable {
      */
     static final int BEGIN_ATTEMPTS = 20;
 
+    /**
+     * A processor for the backup replicator: one SQLite transaction per upstream transaction, begun
+     * and committed here.
+     *
+     * @param db the replica's writer connection (WAL mode, autocommit)
+     * @param codec the protocol codec
+     * @throws SQLException if the replica's metadata cannot be read
+     */
+    public ChangeProcessor(Connection db, ProtocolCodec codec) throws SQLException {
+        this(db, codec, BEGIN_ATTEMPTS, Mode.BACKUP);
+    }
+
+    /**
+     * {@link #ChangeProcessor(Connection, ProtocolCodec)} with another bound on the wait for the
+     * replica's write lock.
+     *
+     * @param beginAttempts busy timeouts to wait for the write lock before a transaction fails
+     */
+    public ChangeProcessor(Connection db, ProtocolCodec codec, int beginAttempts) throws SQLException {
+        this(db, codec, beginAttempts, Mode.BACKUP);
+    }
+
     ChangeProcessor(Connection db, ProtocolCodec codec, Mode mode) throws SQLException {
         this(db, codec, BEGIN_ATTEMPTS, mode);
     }
@@ -103,7 +125,8 @@ final class ChangeProcessor implements AutoCloseable {
     }
 
     /** Whether a transaction is open. */
-    boolean inTransaction() {
+    /** Whether an upstream transaction is open (begun, not yet committed or rolled back). */
+    public boolean inTransaction() {
         return version != null;
     }
 
@@ -115,7 +138,7 @@ final class ChangeProcessor implements AutoCloseable {
      *     been rolled back and the processor is failed
      * @throws InterruptedException if interrupted while waiting for the write lock
      */
-    CommitResult process(ChangeStreamData message) throws ChangeProcessingException, InterruptedException {
+    public CommitResult process(ChangeStreamData message) throws ChangeProcessingException, InterruptedException {
         if (failure != null) {
             throw new ChangeProcessingException("processor failed earlier; message dropped: " + message.type(), failure);
         }

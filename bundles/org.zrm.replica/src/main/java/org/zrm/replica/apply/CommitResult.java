@@ -1,4 +1,4 @@
-package org.zrm.replicator.internal;
+package org.zrm.replica.apply;
 
 /**
  * The outcome of a committed transaction.
@@ -7,4 +7,4 @@ package org.zrm.replicator.internal;
  * @param schemaUpdated whether the transaction changed the schema
  * @param changeLogUpdated whether it wrote {@code _zero.changeLog2} entries
  */
-record CommitResult(String watermark, boolean schemaUpdated, boolean changeLogUpdated) {}
+public record CommitResult(String watermark, boolean schemaUpdated, boolean changeLogUpdated) {}

@@ -1,4 +1,4 @@
-package org.zrm.replica.internal.apply;
+package org.zrm.replica.apply;
 
 /**
  * A change could not be applied to the replica. The processor refuses further messages. In
