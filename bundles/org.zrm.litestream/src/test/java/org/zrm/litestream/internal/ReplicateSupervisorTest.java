@@ -1,5 +1,7 @@
 package org.zrm.litestream.internal;
 
+import org.zrm.testing.backup.LitestreamBinary;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

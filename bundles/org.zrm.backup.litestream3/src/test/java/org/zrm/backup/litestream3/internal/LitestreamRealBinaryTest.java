@@ -1,5 +1,7 @@
 package org.zrm.backup.litestream3.internal;
 
+import org.zrm.testing.backup.LitestreamBinary;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

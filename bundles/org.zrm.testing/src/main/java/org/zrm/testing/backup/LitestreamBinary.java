@@ -1,4 +1,4 @@
-package org.zrm.backup.litestream3.internal;
+package org.zrm.testing.backup;
 
 import java.io.File;
 import java.io.IOException;
@@ -20,7 +20,7 @@ import java.util.stream.Stream;
  * {@code npm pack @flydotio/litestream-linux-x64@1.0.1} (the only registry that ships it; the
  * tarball holds {@code package/litestream}).
  */
-final class LitestreamBinary {
+public final class LitestreamBinary {
 
     static final String VERSION = "v0.3.13";
     static final String NPM_PACKAGE = "@flydotio/litestream-linux-x64@1.0.1";
@@ -29,12 +29,12 @@ final class LitestreamBinary {
     private LitestreamBinary() {
     }
 
-    static Path cached() {
+    public static Path cached() {
         return Path.of(System.getProperty("user.home"), ".cache", "zrm", "litestream-0.3.13", "litestream");
     }
 
     /** @return a verified litestream v0.3.13 executable; fails the test with what to do otherwise */
-    static synchronized Path locate() throws Exception {
+    public static synchronized Path locate() throws Exception {
         String fromEnv = System.getenv(ENV);
         Path bin;
         if (fromEnv != null && !fromEnv.isBlank()) {
