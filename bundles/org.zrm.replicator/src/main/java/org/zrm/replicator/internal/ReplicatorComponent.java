@@ -96,6 +96,17 @@ public final class ReplicatorComponent implements StatusContributor, MetricsCont
         return s;
     }
 
+    /**
+     * Unhealthy while the change streamer refuses this replica (STOPPED_ON_ERROR): the replica is
+     * not kept up to date until a re-sync replaces it, which autoReset does in process; with
+     * autoReset off the streamer's reset-required terminal stop ends the node. Other failures are
+     * retried with back-off and show as {@code lastError}.
+     */
+    @Override
+    public boolean healthy() {
+        return replicator.status().phase() != ReplicatorStatus.Phase.STOPPED_ON_ERROR;
+    }
+
     @Override
     public void collect(MetricsSink sink) {
         ReplicatorMetrics.collect(replicator.status(), sink);
