@@ -80,9 +80,33 @@ final class SyncedShard implements AutoCloseable {
     /** {@link #start(PgCluster, Path, String, List, String)} with the real Postgres snapshot reader. */
     static SyncedShard startWithSnapshotBackfills(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
             boolean textCopy) throws Exception {
-        return startWith(cluster, dir, schemaSql, publications, null, uri -> PgChangeSource.snapshotBackfills(
-                new UpstreamDb(uri), org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions.defaults()
-                        .withTextCopy(textCopy)));
+        return startWithSnapshotBackfills(cluster, dir, schemaSql, publications, textCopy,
+                java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * {@link #startWithSnapshotBackfills(PgCluster, Path, String, List, boolean)} with each
+     * stream's real reader passed through {@code wrap} (to inject faults into real runs).
+     */
+    static SyncedShard startWithSnapshotBackfills(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
+            boolean textCopy, java.util.function.UnaryOperator<org.zrm.changesource.pg.internal.backfill.BackfillStreamer> wrap)
+            throws Exception {
+        return startWith(cluster, dir, schemaSql, publications, null, uri -> {
+            org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory real = PgChangeSource.snapshotBackfills(
+                    new UpstreamDb(uri), org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions.defaults()
+                            .withTextCopy(textCopy));
+            return new org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory() {
+                @Override
+                public org.zrm.changesource.pg.internal.backfill.BackfillStreamer forStream(String slot, List<String> pubs) {
+                    return wrap.apply(real.forStream(slot, pubs));
+                }
+
+                @Override
+                public List<String> dropOrphans(String slot) throws org.zrm.changesource.ChangeSourceException {
+                    return real.dropOrphans(slot);
+                }
+            };
+        });
     }
 
     private static SyncedShard startWith(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
