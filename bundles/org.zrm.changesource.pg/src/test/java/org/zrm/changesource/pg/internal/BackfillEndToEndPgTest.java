@@ -227,6 +227,47 @@ class BackfillEndToEndPgTest {
         }
     }
 
+    /**
+     * Upstream's "empty table with no primary key", with {@code tables.requireRowKey = false}
+     * (zero-cache's behaviour; ZRM's default halts replication for such a table): the backfill of
+     * an empty keyless table completes with no rows.
+     */
+    @ParameterizedTest(name = "textCopy={0}")
+    @ValueSource(booleans = {false, true})
+    void emptyTableWithoutPrimaryKey(boolean textCopy, @TempDir Path dir) throws Exception {
+        try (Session s = new Session(textCopy, dir, UnaryOperator.identity(),
+                new org.zrm.changesource.pg.internal.setup.TableValidator(false))) {
+            s.exec("CREATE TABLE no_pk (id TEXT NOT NULL)", "ALTER TABLE no_pk SET SCHEMA published");
+            Collected got = s.collectUntilCompleted("no_pk");
+            assertEquals(List.of(), got.rows());
+            assertEquals(List.of(), s.shard.source.backfillStatus());
+        }
+    }
+
+    /**
+     * Upstream's "non-empty table that eventually gets a primary key" (with
+     * {@code tables.requireRowKey = false}): the run fails for the missing key and is retried with
+     * back-off until the table gets a primary key; no keyless rows are committed.
+     */
+    @ParameterizedTest(name = "textCopy={0}")
+    @ValueSource(booleans = {false, true})
+    void nonEmptyTableThatEventuallyGetsAPrimaryKey(boolean textCopy, @TempDir Path dir) throws Exception {
+        try (Session s = new Session(textCopy, dir, UnaryOperator.identity(),
+                new org.zrm.changesource.pg.internal.setup.TableValidator(false))) {
+            s.exec("CREATE TABLE late_pk (id TEXT NOT NULL)", "INSERT INTO late_pk (id) VALUES ('foo'), ('bar')",
+                    "ALTER TABLE late_pk SET SCHEMA published");
+            Map<String, Object> retrying = s.awaitStatus(st -> "published.late_pk".equals(st.get("table"))
+                    && ((Number) st.getOrDefault("retries", 0)).intValue() >= 1);
+            assertNotNull(retrying.get("lastError"), retrying.toString());
+            s.exec("ALTER TABLE published.late_pk ADD PRIMARY KEY (id)");
+            Collected got = s.collectUntilCompleted("late_pk");
+            assertEquals(List.of("{id=bar}", "{id=foo}"), got.rows());
+            assertTrue(got.all(Backfill.class, b -> b.relation().name().equals("late_pk")
+                    && b.relation().rowKey().columns().isEmpty() && !b.rowValues().isEmpty()).isEmpty(),
+                    "no keyless rows were committed");
+        }
+    }
+
     // ------------------------------------------------------------------ the manager's policies
 
     /** A table added and then dropped: the drop cancels the backfill; nothing is left running. */
@@ -454,7 +495,12 @@ class BackfillEndToEndPgTest {
         }
 
         Session(boolean textCopy, Path dir, UnaryOperator<BackfillStreamer> wrap) throws Exception {
-            shard = SyncedShard.startWithSnapshotBackfills(cluster, dir, SCHEMA, PUBLICATIONS, textCopy, wrap);
+            this(textCopy, dir, wrap, org.zrm.changesource.pg.internal.setup.TableValidator.strict());
+        }
+
+        Session(boolean textCopy, Path dir, UnaryOperator<BackfillStreamer> wrap,
+                org.zrm.changesource.pg.internal.setup.TableValidator validator) throws Exception {
+            shard = SyncedShard.startWithSnapshotBackfills(cluster, dir, SCHEMA, PUBLICATIONS, textCopy, wrap, validator);
             stream = shard.stream();
         }
 
