@@ -430,8 +430,6 @@ class BackfillEndToEndPgTest {
         final List<Tx> transactions = new ArrayList<>();
         int rolledBack;
         BackfillCompleted completed;
-        /** The highest main-stream (not backfill) position seen before {@link #completed}'s commit. */
-        String mainWatermarkAtCompletion;
 
         <T> T first(Class<T> type, Predicate<T> p) {
             List<T> all = all(type, p);
@@ -570,7 +568,6 @@ class BackfillEndToEndPgTest {
                 for (DataOrSchemaChange ch : open) {
                     if (ch instanceof BackfillCompleted bc) {
                         current.completed = bc;
-                        current.mainWatermarkAtCompletion = mainWatermark;
                     }
                 }
                 if (!openSkipAck && (mainWatermark == null || cm.watermark().compareTo(mainWatermark) > 0)) {
