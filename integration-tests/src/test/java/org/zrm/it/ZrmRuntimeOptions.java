@@ -93,6 +93,14 @@ final class ZrmRuntimeOptions {
     }
 
     /**
+     * {@link #streamingOptions(Path, String...)} with more lines for the change source's
+     * configuration (e.g. {@code app.publications = …}).
+     */
+    static Option[] streamingOptionsWithSourceConfig(Path workDir, String sourceConfig, String... upstreamSql) {
+        return options(workDir, Streamer.STREAMING, List.of(upstreamSql), sourceConfig);
+    }
+
+    /**
      * The runtime with every ZRM component configured (so {@code /status} can be healthy), but
      * with a change streamer that stays idle: it selects {@link IdleChangeSource} (installed as a
      * bundle of its own), whose initialization never ends, and its start-up delay is an hour. The
@@ -135,6 +143,10 @@ final class ZrmRuntimeOptions {
     }
 
     private static Option[] options(Path workDir, Streamer streamer, List<String> upstreamSql) {
+        return options(workDir, streamer, upstreamSql, "");
+    }
+
+    private static Option[] options(Path workDir, Streamer streamer, List<String> upstreamSql, String sourceConfig) {
         Path runtime = Path.of(System.getProperty("zrm.runtime.dir", "../runtime")).toAbsolutePath().normalize();
         Path exported = runtime.resolve("target/export/zrm");
         if (!Files.isDirectory(exported)) {
@@ -173,7 +185,7 @@ final class ZrmRuntimeOptions {
         writeConfig(config.resolve("org.zrm.identity.cfg"), "replica.file = " + replica + "\n"
                 + "task.id = zrm-it\n");
         writeConfig(config.resolve("org.zrm.storer.cfg"), "change.db = " + upstream + "\n");
-        writeConfig(config.resolve("org.zrm.changesource.pg.cfg"), "upstream.db = " + upstream + "\n");
+        writeConfig(config.resolve("org.zrm.changesource.pg.cfg"), "upstream.db = " + upstream + "\n" + sourceConfig);
         if (streamer != Streamer.NONE) {
             boolean idle = streamer == Streamer.IDLE;
             if (idle) {

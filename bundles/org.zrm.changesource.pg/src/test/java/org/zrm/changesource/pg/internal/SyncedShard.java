@@ -68,25 +68,60 @@ final class SyncedShard implements AutoCloseable {
      */
     static SyncedShard start(PgCluster cluster, Path dir, String schemaSql, List<String> publications, String asRole)
             throws Exception {
-        return startWith(cluster, dir, schemaSql, publications, asRole, uri -> PgChangeSource.unavailableBackfills());
+        return startWith(cluster, dir, schemaSql, publications, asRole, org.zrm.changesource.pg.internal.setup.TableValidator.strict(),
+                uri -> PgChangeSource.unavailableBackfills());
     }
 
     /** {@link #start(PgCluster, Path, String, List, String)} with the source's backfill snapshot reader. */
     static SyncedShard start(PgCluster cluster, Path dir, String schemaSql, List<String> publications, String asRole,
             org.zrm.changesource.pg.internal.backfill.BackfillStreamer backfills) throws Exception {
-        return startWith(cluster, dir, schemaSql, publications, asRole, uri -> (slot, pubs) -> backfills);
+        return startWith(cluster, dir, schemaSql, publications, asRole, org.zrm.changesource.pg.internal.setup.TableValidator.strict(),
+                uri -> (slot, pubs) -> backfills);
     }
 
     /** {@link #start(PgCluster, Path, String, List, String)} with the real Postgres snapshot reader. */
     static SyncedShard startWithSnapshotBackfills(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
             boolean textCopy) throws Exception {
-        return startWith(cluster, dir, schemaSql, publications, null, uri -> PgChangeSource.snapshotBackfills(
-                new UpstreamDb(uri), org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions.defaults()
-                        .withTextCopy(textCopy)));
+        return startWithSnapshotBackfills(cluster, dir, schemaSql, publications, textCopy,
+                java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * {@link #startWithSnapshotBackfills(PgCluster, Path, String, List, boolean)} with each
+     * stream's real reader passed through {@code wrap} (to inject faults into real runs).
+     */
+    static SyncedShard startWithSnapshotBackfills(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
+            boolean textCopy, java.util.function.UnaryOperator<org.zrm.changesource.pg.internal.backfill.BackfillStreamer> wrap)
+            throws Exception {
+        return startWithSnapshotBackfills(cluster, dir, schemaSql, publications, textCopy, wrap,
+                org.zrm.changesource.pg.internal.setup.TableValidator.strict());
+    }
+
+    /** The same with the source's table {@code validator} ({@code tables.requireRowKey}). */
+    static SyncedShard startWithSnapshotBackfills(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
+            boolean textCopy, java.util.function.UnaryOperator<org.zrm.changesource.pg.internal.backfill.BackfillStreamer> wrap,
+            org.zrm.changesource.pg.internal.setup.TableValidator validator) throws Exception {
+        return startWith(cluster, dir, schemaSql, publications, null, validator, uri -> {
+            org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory real = PgChangeSource.snapshotBackfills(
+                    new UpstreamDb(uri), org.zrm.changesource.pg.internal.backfill.BackfillStreamOptions.defaults()
+                            .withTextCopy(textCopy));
+            return new org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory() {
+                @Override
+                public org.zrm.changesource.pg.internal.backfill.BackfillStreamer forStream(String slot, List<String> pubs) {
+                    return wrap.apply(real.forStream(slot, pubs));
+                }
+
+                @Override
+                public List<String> dropOrphans(String slot) throws org.zrm.changesource.ChangeSourceException {
+                    return real.dropOrphans(slot);
+                }
+            };
+        });
     }
 
     private static SyncedShard startWith(PgCluster cluster, Path dir, String schemaSql, List<String> publications,
-            String asRole, java.util.function.Function<String, org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory>
+            String asRole, org.zrm.changesource.pg.internal.setup.TableValidator validator,
+            java.util.function.Function<String, org.zrm.changesource.pg.internal.backfill.BackfillStreamer.Factory>
                     backfills) throws Exception {
         PgDatabase db = PgDatabase.create(cluster, "synced");
         PgChangeSource source = null;
@@ -103,7 +138,7 @@ final class SyncedShard implements AutoCloseable {
             PgSourceSettings settings = PgSourceSettings.defaults(uri, SHARD, publications).withLagReportIntervalMs(0)
                     .withReplicaFile(dir.resolve(db.name() + ".db").toString());
             source = new PgChangeSource(settings, ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()),
-                    org.zrm.changesource.pg.internal.setup.TableValidator.strict(), backfills.apply(uri));
+                    validator, backfills.apply(uri));
             SubscriptionState state = source.initialize(false);
             return new SyncedShard(db, settings, source, state, asRole);
         } catch (Exception | Error e) {
