@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 class ReadinessTest {
 
     private static RuntimeStatus status(Map<String, Object> sections, List<String> unhealthy) {
-        return new RuntimeStatus("/conf", "/deploy", List.of(), List.of(), sections, unhealthy);
+        // As StatusCollector builds them: sections sorted by name.
+        return new RuntimeStatus("/conf", "/deploy", List.of(), List.of(), new java.util.TreeMap<>(sections), unhealthy);
     }
 
     private static final Map<String, Object> STREAMING = Map.of("state", "STREAMING", "ready", true);
