@@ -4,18 +4,13 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
@@ -34,14 +29,10 @@ import org.zrm.testing.TestPostgres;
 public class SecretsIT {
 
     private static final String SECRET = "Zs3cretSentinel4242";
-    private static final Duration WAIT = Duration.ofSeconds(120);
 
     private static PgDatabase database;
-    private static Process runtime;
+    private static LauncherProcess runtime;
     private static Path dir;
-    private static Path log;
-    private static int port;
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @BeforeClass
     public static void start() throws Exception {
@@ -51,72 +42,29 @@ public class SecretsIT {
         String upstream = database.uri().replace("postgres@", "postgres:" + SECRET + "@");
         assertTrue(upstream, upstream.contains(SECRET));
         dir = Files.createTempDirectory("zrm-it-secrets-");
-        log = dir.resolve("runtime.log");
-        int zeroPort = freePort();
-        port = zeroPort + 1;
-        Path home = Path.of(System.getProperty("zrm.runtime.dir", "../runtime")).toAbsolutePath().normalize().getParent();
-        Path launcher = home.resolve("runtime/launcher/target/zrm-launcher.jar");
-        assertTrue(launcher + " is missing; build the project first", Files.isRegularFile(launcher));
-        ProcessBuilder pb = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar",
-                launcher.toString(), "run").directory(dir.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toFile());
-        pb.environment().keySet().removeIf(k -> k.startsWith("ZERO_") || k.startsWith("ZRM_"));
-        pb.environment().put("ZRM_HOME", home.toString());
-        pb.environment().put("ZRM_CONFIG_DIR", Files.createDirectories(dir.resolve("conf")).toString());
-        pb.environment().put("ZRM_STATE_DIR", Files.createDirectories(dir.resolve("state")).toString());
-        pb.environment().put("ZRM_DEPLOY_DIR", Files.createDirectories(dir.resolve("deploy")).toString());
-        pb.environment().put("ZRM_BIND_ADDRESS", "127.0.0.1");
-        pb.environment().put("ZERO_PORT", Integer.toString(zeroPort));
-        pb.environment().put("ZERO_UPSTREAM_DB", upstream);
-        pb.environment().put("ZERO_CHANGE_DB", upstream);
-        pb.environment().put("ZERO_ADMIN_PASSWORD", SECRET);
-        // A remote upstream for the replicator that never answers: its reconnect errors are logged.
-        pb.environment().put("ZERO_CHANGE_STREAMER_URI", "ws://replicator:" + SECRET + "@127.0.0.1:" + freePort()
-                + "/?apiKey=" + SECRET);
-        runtime = pb.start();
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (true) {
-            assertTrue("the runtime exited: " + Files.readString(log), runtime.isAlive());
-            try {
-                HttpResponse<String> r = get("/status", "Bearer " + SECRET);
-                if (r.statusCode() == 200 && r.body().contains("\"state\" : \"streaming\"")) {
-                    break;
-                }
-            } catch (IOException e) {
-                // not listening yet
-            }
-            assertTrue("the change streamer did not start streaming: " + Files.readString(log),
-                    System.nanoTime() < deadline);
-            TimeUnit.MILLISECONDS.sleep(250); // an external process: nothing to wait on but its port
-        }
+        runtime = LauncherProcess.start(dir, LauncherProcess.freePort(), Map.of(
+                "ZERO_UPSTREAM_DB", upstream,
+                "ZERO_CHANGE_DB", upstream,
+                "ZERO_ADMIN_PASSWORD", SECRET,
+                // A remote upstream for the replicator that never answers: its reconnect errors are logged.
+                "ZERO_CHANGE_STREAMER_URI", "ws://replicator:" + SECRET + "@127.0.0.1:" + LauncherProcess.freePort()
+                        + "/?apiKey=" + SECRET));
+        runtime.awaitStatus("the change streamer streaming", "Bearer " + SECRET,
+                s -> "streaming".equals(s.path("sections").path("changestreamer").path("state").asText()));
     }
 
     @AfterClass
     public static void stop() throws Exception {
         if (runtime != null) {
-            runtime.destroy();
-            if (!runtime.waitFor(60, TimeUnit.SECONDS)) {
-                runtime.destroyForcibly();
-            }
+            runtime.close();
         }
         if (database != null) {
             database.close();
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     private static HttpResponse<String> get(String path, String authorization) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(10));
-        if (authorization != null) {
-            b.header("Authorization", authorization);
-        }
-        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return runtime.get(path, authorization);
     }
 
     private static String basic(String user, String password) {
@@ -151,7 +99,7 @@ public class SecretsIT {
         assertTrue("the replicator's remote upstream is configured: " + status, status.contains("\"remote\""));
         // Give the replicator time to fail a few connections, so that its errors are in the log.
         TimeUnit.SECONDS.sleep(3);
-        String text = Files.readString(log);
+        String text = runtime.log();
         assertTrue("the log is the runtime's: " + text, text.contains("change-streamer"));
         int at = text.indexOf(SECRET);
         assertEquals("the log shows the secret near: " + (at < 0 ? "" : text.substring(Math.max(0, at - 200),
