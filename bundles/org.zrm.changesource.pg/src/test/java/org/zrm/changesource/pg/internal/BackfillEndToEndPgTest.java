@@ -289,7 +289,19 @@ class BackfillEndToEndPgTest {
             Collected got = s.collectUntil(c -> c.changes.stream().anyMatch(
                     ch -> ch instanceof org.zrm.protocol.DropTable d && d.id().name().equals("foo"))
                     && c.lastInsertOf("tick") != null);
-            assertNull(got.completed, "no backfill-completed for a dropped table");
+            // DROP TABLE waits for the backfill's snapshot transaction (it holds ACCESS SHARE on the
+            // table). So either the drop reached the stream first and cancelled the backfill, or the
+            // backfill finished first and its completion precedes the drop; never the other way.
+            if (got.completed != null) {
+                int completedAt = got.changes.indexOf(got.completed);
+                int droppedAt = -1;
+                for (int i = 0; i < got.changes.size(); i++) {
+                    if (got.changes.get(i) instanceof org.zrm.protocol.DropTable d && d.id().name().equals("foo")) {
+                        droppedAt = i;
+                    }
+                }
+                assertTrue(completedAt >= 0 && completedAt < droppedAt, "a completion after the drop");
+            }
             s.awaitStatus(List::isEmpty, st -> true);
             s.assertNoSnapshotSlot();
         }
@@ -508,9 +520,31 @@ class BackfillEndToEndPgTest {
             stream = shard.stream();
         }
 
+        /**
+         * Runs statements upstream while this thread keeps taking the stream: DDL on a table being
+         * backfilled waits for the backfill's snapshot transaction, which waits for this consumer
+         * once the change stream's buffer is full (the streamer consumes all the time in
+         * production; here the test is the consumer).
+         */
         void exec(String... sql) throws Exception {
-            try (Connection c = shard.connect()) {
-                SourceFixture.exec(c, sql);
+            java.util.concurrent.CompletableFuture<Void> done = java.util.concurrent.CompletableFuture.runAsync(() -> {
+                try (Connection c = shard.connect()) {
+                    SourceFixture.exec(c, sql);
+                } catch (Exception e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (true) {
+                try {
+                    done.get(20, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    return;
+                } catch (java.util.concurrent.TimeoutException e) {
+                    assertTrue(System.nanoTime() < deadline, "statements not done: " + String.join("; ", sql));
+                    pump(Duration.ofMillis(20));
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw e.getCause() instanceof Exception ex ? ex : e;
+                }
             }
         }
 
