@@ -99,8 +99,13 @@ final class LitestreamRestore {
         long start = System.nanoTime();
         boolean failedOnce = false;
         for (int attempt = 1; attempt <= maxAttempts; attempt++) {
+            // Restored beside the replica and moved into place once prepared: the replicator (and
+            // anything else watching the path) opens the file as soon as it appears, and an open
+            // connection would keep the restored WAL from being folded (SQLITE_BUSY).
+            Path staging = staging(replica);
+            deleteReplica(staging);
             try {
-                runRestore(attempt, start, progress);
+                runRestore(attempt, start, progress, staging);
             } catch (IOException e) {
                 if (failedOnce) {
                     throw e;
@@ -110,16 +115,17 @@ final class LitestreamRestore {
                 continue;
             }
             Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
-            if (Files.exists(replica)) {
-                long bytes = Files.size(replica);
-                Optional<ReplicaState> state = readState(replica);
+            if (Files.exists(staging)) {
+                long bytes = Files.size(staging);
+                Optional<ReplicaState> state = readState(staging);
                 String problem = problem(state, constraints);
                 if (problem != null) {
                     LOG.warn("litestream: the restored replica cannot be used: {}; deleting it", problem);
-                    deleteReplica(replica);
+                    deleteReplica(staging);
                     return new Result(Outcome.UNUSABLE, problem, bytes, elapsed, state);
                 }
-                fold(replica);
+                fold(staging);
+                Files.move(staging, replica, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
                 LOG.info("litestream: restored {} ({} bytes in {} ms): replicaVersion {} at watermark {}", replica,
                         bytes, elapsed.toMillis(), state.get().replicaVersion(), state.get().stateVersion());
                 return new Result(Outcome.RESTORED, "restored from " + Secrets.maskUrls(settings.backupURL()), bytes,
@@ -144,12 +150,17 @@ final class LitestreamRestore {
                 Optional.empty());
     }
 
-    private void runRestore(int attempt, long start, Consumer<Progress> progress)
+    /** Where a restore is written before it is prepared and moved to {@code replica}. */
+    static Path staging(Path replica) {
+        return replica.resolveSibling(replica.getFileName() + ".restoring");
+    }
+
+    private void runRestore(int attempt, long start, Consumer<Progress> progress, Path output)
             throws IOException, InterruptedException {
         Path replica = settings.replicaFile();
         ProcessBuilder pb = new ProcessBuilder(List.of(settings.restoreExecutable().toString(), "restore",
                 "-if-db-not-exists", "-if-replica-exists", "-parallelism", Integer.toString(settings.restoreParallelism()),
-                replica.toString()));
+                "-o", output.toString(), replica.toString()));
         pb.environment().clear();
         // Upstream restores at debug: restore's output is short, and what it did matters.
         pb.environment().putAll(settings.environment(inheritedEnv, "debug"));
@@ -158,7 +169,7 @@ final class LitestreamRestore {
         p.getOutputStream().close();
         LogForwarder.start("zrm-litestream-restore-stdout", "litestream restore", p.getInputStream());
         LogForwarder.start("zrm-litestream-restore-stderr", "litestream restore", p.getErrorStream());
-        Path tmp = replica.resolveSibling(replica.getFileName() + ".tmp");
+        Path tmp = output.resolveSibling(output.getFileName() + ".tmp"); // litestream writes here, then renames
         try {
             while (!p.waitFor(PROGRESS_INTERVAL.toMillis(), TimeUnit.MILLISECONDS)) {
                 if (cancelled.getCount() == 0) {
