@@ -28,6 +28,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import org.zrm.watermark.Watermarks;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.zrm.pgcluster.PgCluster;
@@ -500,6 +501,76 @@ abstract class CompatSupport {
         }
     }
 
+    // ------------------------------------------------------------------ replica comparison
+
+    /**
+     * Two replicas hold the same schema ({@code sqlite_master} of the data tables and their
+     * indexes, {@code pragma table_xinfo}), column and table metadata and rows. Each side's own
+     * replica version is written as {@code <replicaVersion>}, in defaults and row versions, and
+     * its shard's tables ({@code zero_<n>.clients}, {@code zero_<n>.mutations}) as {@code zero_N.*}.
+     */
+    final void sameReplica(Path a, int shardA, Path b, int shardB, String whatA, String whatB) throws Exception {
+        List<String> sa = replicaSnapshot(a, shardA);
+        List<String> sb = replicaSnapshot(b, shardB);
+        Files.write(work.resolve(a.getFileName() + ".snapshot"), sa);
+        Files.write(work.resolve(b.getFileName() + ".snapshot"), sb);
+        String d = diff(String.join("\n", sa), String.join("\n", sb));
+        System.out.println("COMPAT-INFO replicas " + a.getFileName() + " (" + whatA + ") vs " + b.getFileName() + " ("
+                + whatB + "), " + sa.size() + " lines: " + (d.isEmpty() ? "identical" : "diff:\n" + d));
+        expect(d.isEmpty(), "replicas differ (- " + whatA + ", + " + whatB + ")");
+    }
+
+    final List<String> replicaSnapshot(Path file, int shard) throws Exception {
+        String version = replicaQuery(file, "SELECT replicaVersion FROM \"_zero.replicationConfig\"").get(0).get(0);
+        List<String> out = new ArrayList<>();
+        for (List<String> r : replicaQuery(file, "SELECT type, name, tbl_name, sql FROM sqlite_master"
+                + " WHERE tbl_name NOT LIKE '\\_zero.%' ESCAPE '\\' AND tbl_name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+                + " ORDER BY type DESC, name")) {
+            out.add("schema " + r);
+        }
+        List<String> tables = new ArrayList<>();
+        for (List<String> r : replicaQuery(file, "SELECT name FROM sqlite_master WHERE type = 'table'"
+                + " AND name NOT LIKE '\\_zero.%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")) {
+            tables.add(r.get(0));
+        }
+        for (String t : tables) {
+            List<String> cols = new ArrayList<>();
+            for (List<String> c : replicaQuery(file, "SELECT cid, name, type, \"notnull\", dflt_value, pk, hidden"
+                    + " FROM pragma_table_xinfo('" + t.replace("'", "''") + "')")) {
+                out.add("column " + t + " " + c);
+                cols.add("quote(\"" + c.get(1) + "\")");
+            }
+            for (List<String> row : replicaQuery(file, "SELECT " + String.join(" || '|' || ", cols) + " FROM \""
+                    + t + "\" ORDER BY 1")) {
+                out.add("row " + t + " " + row.get(0));
+            }
+        }
+        for (List<String> r : replicaQuery(file, "SELECT * FROM \"_zero.column_metadata\" ORDER BY table_name,"
+                + " column_name")) {
+            out.add("column_metadata " + r);
+        }
+        for (List<String> r : replicaQuery(file, "SELECT \"schema\", \"table\", upstreamMetadata FROM"
+                + " \"_zero.tableMetadata\" ORDER BY 1, 2")) {
+            out.add("tableMetadata " + r);
+        }
+        String shardSchema = "zero_" + shard + ".";
+        return out.stream().map(l -> l.replace(version, "<replicaVersion>").replace(shardSchema, "zero_N.")).sorted()
+                .toList();
+    }
+
+    /** Waits until the replica file has applied the commit at {@code watermark}. */
+    final void awaitReplicaAt(Path file, String watermark) throws Exception {
+        awaitTrue(() -> query(() -> Files.exists(file) && !Watermarks.isAfter(watermark, replicaStateVersion(file))),
+                file.getFileName() + " to reach " + watermark);
+    }
+
+    /** Waits until the runtime's change streamer streams and its replicator replicates. */
+    static void awaitStreaming(ZrmRuntime zrm) throws Exception {
+        awaitTrue(() -> query(() -> zrm.section("changestreamer").path("state").asText().equals("streaming")
+                && zrm.section("replicator").path("phase").asText().equals("REPLICATING")),
+                "ZRM runtime " + zrm.label + " to stream and replicate (log " + zrm.logFile + ")");
+    }
+
     // ------------------------------------------------------------------ ZRM runtime process
 
     /**
@@ -507,12 +578,13 @@ abstract class CompatSupport {
      * {@code ZERO_PORT}, its change streamer ({@code p + 1}) and litestream port ({@code p + 2}).
      */
     static int freePortTriple() throws IOException {
-        for (int attempt = 0; attempt < 50; attempt++) {
-            int p;
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                p = s.getLocalPort();
-            }
-            if (p < 65000 && bindable(p + 1) && bindable(p + 2)) {
+        // Below Linux's ephemeral range (32768-60999): a port the kernel hands out for ServerSocket(0)
+        // can be taken by any outgoing connection (zero-cache's, Postgres clients') before the
+        // runtime binds it, which made a runtime fail to start now and then.
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int p = random.nextInt(20_000, 32_000);
+            if (bindable(p) && bindable(p + 1) && bindable(p + 2)) {
                 return p;
             }
         }
@@ -616,6 +688,8 @@ abstract class CompatSupport {
             // Two shared cores: a small heap keeps the runtime modest; the checks move little data.
             e.put("ZRM_JAVA_OPTS", "-Xmx512m");
             e.put("ZERO_PORT", String.valueOf(port));
+            // Test traffic stays on the loopback interface.
+            e.put("ZRM_BIND_ADDRESS", "127.0.0.1");
             e.put("ZERO_APP_ID", APP);
             e.put("ZERO_SHARD_NUM", String.valueOf(SHARD_NUM));
             // Otherwise the change streamer waits 15 s for a load balancer before taking over.

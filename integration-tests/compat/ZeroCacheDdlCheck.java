@@ -599,68 +599,6 @@ public final class ZeroCacheDdlCheck extends CompatSupport {
         }
     }
 
-    // ------------------------------------------------------------------ replica comparison
-
-    /**
-     * Two replicas hold the same schema ({@code sqlite_master} of the data tables and their
-     * indexes, {@code pragma table_xinfo}), column and table metadata and rows. Each side's own
-     * replica version is written as {@code <replicaVersion>}, in defaults and row versions, and
-     * its shard's tables ({@code zero_<n>.clients}, {@code zero_<n>.mutations}) as {@code zero_N.*}.
-     */
-    private void sameReplica(Path a, int shardA, Path b, int shardB, String whatA, String whatB) throws Exception {
-        List<String> sa = replicaSnapshot(a, shardA);
-        List<String> sb = replicaSnapshot(b, shardB);
-        Files.write(work.resolve(a.getFileName() + ".snapshot"), sa);
-        Files.write(work.resolve(b.getFileName() + ".snapshot"), sb);
-        String d = diff(String.join("\n", sa), String.join("\n", sb));
-        System.out.println("COMPAT-INFO replicas " + a.getFileName() + " (" + whatA + ") vs " + b.getFileName() + " ("
-                + whatB + "), " + sa.size() + " lines: " + (d.isEmpty() ? "identical" : "diff:\n" + d));
-        expect(d.isEmpty(), "replicas differ (- " + whatA + ", + " + whatB + ")");
-    }
-
-    private List<String> replicaSnapshot(Path file, int shard) throws Exception {
-        String version = replicaQuery(file, "SELECT replicaVersion FROM \"_zero.replicationConfig\"").get(0).get(0);
-        List<String> out = new ArrayList<>();
-        for (List<String> r : replicaQuery(file, "SELECT type, name, tbl_name, sql FROM sqlite_master"
-                + " WHERE tbl_name NOT LIKE '\\_zero.%' ESCAPE '\\' AND tbl_name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-                + " ORDER BY type DESC, name")) {
-            out.add("schema " + r);
-        }
-        List<String> tables = new ArrayList<>();
-        for (List<String> r : replicaQuery(file, "SELECT name FROM sqlite_master WHERE type = 'table'"
-                + " AND name NOT LIKE '\\_zero.%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")) {
-            tables.add(r.get(0));
-        }
-        for (String t : tables) {
-            List<String> cols = new ArrayList<>();
-            for (List<String> c : replicaQuery(file, "SELECT cid, name, type, \"notnull\", dflt_value, pk, hidden"
-                    + " FROM pragma_table_xinfo('" + t.replace("'", "''") + "')")) {
-                out.add("column " + t + " " + c);
-                cols.add("quote(\"" + c.get(1) + "\")");
-            }
-            for (List<String> row : replicaQuery(file, "SELECT " + String.join(" || '|' || ", cols) + " FROM \""
-                    + t + "\" ORDER BY 1")) {
-                out.add("row " + t + " " + row.get(0));
-            }
-        }
-        for (List<String> r : replicaQuery(file, "SELECT * FROM \"_zero.column_metadata\" ORDER BY table_name,"
-                + " column_name")) {
-            out.add("column_metadata " + r);
-        }
-        for (List<String> r : replicaQuery(file, "SELECT \"schema\", \"table\", upstreamMetadata FROM"
-                + " \"_zero.tableMetadata\" ORDER BY 1, 2")) {
-            out.add("tableMetadata " + r);
-        }
-        String shardSchema = "zero_" + shard + ".";
-        return out.stream().map(l -> l.replace(version, "<replicaVersion>").replace(shardSchema, "zero_N.")).sorted()
-                .toList();
-    }
-
-    /** Waits until the replica file has applied the commit at {@code watermark}. */
-    private void awaitReplicaAt(Path file, String watermark) throws Exception {
-        awaitTrue(() -> query(() -> Files.exists(file) && !Watermarks.isAfter(watermark, replicaStateVersion(file))),
-                file.getFileName() + " to reach " + watermark);
-    }
 
     // ------------------------------------------------------------------ helpers
 
@@ -676,11 +614,6 @@ public final class ZeroCacheDdlCheck extends CompatSupport {
         return scalar(DB, "SELECT \"replicaVersion\" FROM " + cdc(shard) + ".\"replicationConfig\"");
     }
 
-    private static void awaitStreaming(ZrmRuntime zrm) throws Exception {
-        awaitTrue(() -> query(() -> zrm.section("changestreamer").path("state").asText().equals("streaming")
-                && zrm.section("replicator").path("phase").asText().equals("REPLICATING")),
-                "ZRM runtime " + zrm.label + " to stream and replicate (log " + zrm.logFile + ")");
-    }
 
     private void stopQuietly(ZrmRuntime zrm, ZeroCache zero) {
         step("cleanup/zrm-stops", zrm::stop);

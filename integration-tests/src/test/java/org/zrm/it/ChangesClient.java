@@ -158,6 +158,11 @@ final class ChangesClient implements WebSocket.Listener {
         return f;
     }
 
+    /** @return the next frame, or {@code null} if none arrives within {@code timeout} */
+    Frame poll(Duration timeout) throws InterruptedException {
+        return frames.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     /** @return a summary of the frames received so far (type and watermark) */
     String history() {
         synchronized (history) {

@@ -12,7 +12,9 @@ import java.net.http.WebSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -179,14 +181,25 @@ final class HeadlessChromium implements AutoCloseable {
     @Override
     public void close() throws Exception {
         socket.abort();
-        process.destroy();
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
+        // Chromium's helpers (renderer, GPU, crashpad) are its children and go on writing into the
+        // profile for a moment after the main process exits: stop them all before removing it.
+        List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
+        tree.add(process.toHandle());
+        tree.forEach(ProcessHandle::destroy);
+        for (ProcessHandle h : tree) {
+            try {
+                h.onExit().get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                h.destroyForcibly();
+            }
         }
         try (var files = Files.walk(profile)) {
             for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(f);
             }
+        } catch (IOException e) {
+            // A leftover temporary profile is not the test's result: say where it is and go on.
+            System.out.println("HeadlessChromium: profile " + profile + " left behind: " + e);
         }
     }
 

@@ -5,7 +5,6 @@ import static org.junit.Assert.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,6 +15,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import org.zrm.testing.LoopbackPorts;
 
 /**
  * The runtime as a user starts it, {@code zrm-launcher.jar run}, in a child process with its own
@@ -62,10 +62,9 @@ final class LauncherProcess implements AutoCloseable {
         return new LauncherProcess(pb.start(), log, zeroPort + 1);
     }
 
+    /** @return a free {@code ZERO_PORT} whose derived ports (change streamer +1, litestream +2) are free too */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return LoopbackPorts.freeRun(3);
     }
 
     int port() {
@@ -111,6 +110,14 @@ final class LauncherProcess implements AutoCloseable {
         throw new AssertionError(what + " not reached within " + WAIT + "; /status: " + last);
     }
 
+    /** @return the runtime JVM the launcher started (the Felix child running zrm.jar), if it is up */
+    java.util.Optional<ProcessHandle> runtimeJvm() {
+        return process.descendants()
+                .filter(h -> h.info().arguments().map(a -> java.util.Arrays.stream(a).anyMatch(x -> x.endsWith("zrm.jar")))
+                        .orElse(false))
+                .findFirst();
+    }
+
     /** kill -9 of the launcher and the runtime JVM under it: nothing is stopped cleanly. */
     void killHard() throws InterruptedException {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -118,6 +125,22 @@ final class LauncherProcess implements AutoCloseable {
         process.waitFor(30, TimeUnit.SECONDS);
         for (ProcessHandle h : process.descendants().toList()) {
             h.onExit().join();
+        }
+    }
+
+    /**
+     * Sends {@code signal} (a kill(1) name such as {@code STOP} or {@code CONT}) to the runtime JVM
+     * under the launcher and to the launcher itself.
+     */
+    void signal(String signal) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("kill", "-" + signal));
+        process.descendants().forEach(h -> cmd.add(Long.toString(h.pid())));
+        cmd.add(Long.toString(process.pid()));
+        Process kill = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(kill.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue("kill did not finish", kill.waitFor(10, TimeUnit.SECONDS));
+        if (kill.exitValue() != 0) {
+            throw new AssertionError(cmd + " failed: " + out);
         }
     }
 

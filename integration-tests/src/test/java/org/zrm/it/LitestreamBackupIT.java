@@ -5,7 +5,6 @@ import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -27,6 +26,7 @@ import org.ops4j.pax.exam.junit.PaxExam;
 import org.ops4j.pax.exam.spi.reactors.ExamReactorStrategy;
 import org.ops4j.pax.exam.spi.reactors.PerClass;
 import org.osgi.framework.BundleContext;
+import org.zrm.testing.LoopbackPorts;
 
 /**
  * The runtime backs its replica up with the real litestream v0.3.13 to a {@code file://}
@@ -64,10 +64,7 @@ public class LitestreamBackupIT {
         }
         Path replica = dir.resolve("replica.db");
         String url = "file://" + dir.resolve("backup");
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = LoopbackPorts.freeRun(1);
         Files.writeString(dir.resolve("conf/org.zrm.litestream.cfg"), "litestream.backupURL = " + url + "\n"
                 + "litestream.executable = " + litestream + "\n"
                 + "replica.file = " + replica + "\n"

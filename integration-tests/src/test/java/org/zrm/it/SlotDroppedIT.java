@@ -74,15 +74,16 @@ public class SlotDroppedIT {
         JsonNode stopped = pipeline.awaitStatus("terminal stop", s ->
                 s.path("sections").path("changestreamer").hasNonNull("terminalStop"));
         JsonNode terminal = stopped.path("sections").path("changestreamer").path("terminalStop");
-        // Dropping a slot needs its walsender gone first, and the source treats the walsender's end
-        // as a takeover (upstream's AbortError): that is the terminal stop an operator sees.
-        assertEquals(terminal.toString(), "REPLICATION_TAKEN_OVER", terminal.path("kind").asText());
+        // Dropping a slot needs its walsender gone first. No other manager wrote itself into the
+        // replica's subscriberContext, so that end is retried (not a takeover), and the retry
+        // finds the slot gone: the terminal stop an operator sees names the missing slot.
+        assertEquals(terminal.toString(), "SLOT_MISSING", terminal.path("kind").asText());
         assertTrue(terminal.toString(), terminal.path("reason").asText().contains("slot " + slot));
         assertEquals("the slot is gone", java.util.List.of(),
                 pipeline.queryStrings("SELECT slot_name FROM pg_replication_slots"));
         assertFalse(stopped.toString(), stopped.path("healthy").asBoolean());
         String metrics = pipeline.metrics();
-        assertTrue(metrics.contains("zrm_changestreamer_terminal_stop{reason=\"replication_taken_over\"} 1"));
+        assertTrue(metrics.contains("zrm_changestreamer_terminal_stop{reason=\"slot_missing\"} 1"));
         assertTrue(metrics.contains("zrm_changestreamer_healthy 0"));
         assertTrue(pipeline.get("/healthz").contains("\"healthy\" : false"));
         java.net.http.HttpResponse<String> ready = pipeline.http().send(java.net.http.HttpRequest.newBuilder(

@@ -8,7 +8,6 @@ import static org.ops4j.pax.exam.CoreOptions.systemProperty;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -28,6 +27,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import org.ops4j.pax.exam.Option;
+import org.zrm.testing.LoopbackPorts;
 import org.zrm.testing.PgDatabase;
 import org.zrm.testing.TestPostgres;
 
@@ -168,9 +168,11 @@ final class ZrmRuntimeOptions {
         // Pax Exam's own bundles start at level 2 and log through SLF4J; if SLF4J initialises before
         // SPI Fly has registered logback, it binds the no-op logger for good and the runtime's log
         // lines are lost. So the bundles up to slf4j.api's level (SPI Fly and the logging chain)
-        // start at level 1, installed in bndrun order, which Felix keeps within one level.
+        // start at level 1, installed by level and then by name (SPI Fly's level first), an order
+        // Felix keeps within one level.
         int loggingLevel = startLevels.getOrDefault("slf4j.api", 0);
-        levels.entrySet().stream().sorted(Map.Entry.<Path, Integer>comparingByValue()).forEach(e ->
+        levels.entrySet().stream().sorted(Map.Entry.<Path, Integer>comparingByValue()
+                .thenComparing(Map.Entry.comparingByKey())).forEach(e ->
                 options.add(bundle(e.getKey().toUri().toString()).startLevel(e.getValue() <= loggingLevel ? 1 : e.getValue())));
         Path config = mkdirs(workDir.resolve("conf"));
         Path deploy = mkdirs(workDir.resolve("deploy"));
@@ -224,7 +226,8 @@ final class ZrmRuntimeOptions {
         options.add(systemProperty(HTTP_PORT).value(Integer.toString(httpPort)));
         options.add(systemProperty("org.apache.felix.http.host").value("127.0.0.1"));
         options.add(systemProperty("org.apache.felix.jetty.websocket.enable").value("true"));
-        options.add(systemProperty("felix.cm.config.plugins").value("org.apache.felix.configadmin.plugin.interpolation"));
+        options.add(systemProperty("felix.cm.config.plugins").value(
+                "org.apache.felix.configadmin.plugin.interpolation,org.zrm.admin.configvalidation"));
         options.add(systemProperty("felix.fileinstall.poll").value("200"));
         options.add(systemProperty("felix.fileinstall.noInitialDelay").value("true"));
         options.add(systemProperty("felix.fileinstall.enableConfigSave").value("false"));
@@ -299,8 +302,8 @@ final class ZrmRuntimeOptions {
     }
 
     private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
+        try {
+            return LoopbackPorts.freeRun(1);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -14,6 +14,7 @@ import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.zrm.testing.fuzz.FuzzTries;
 
 /**
  * Fuzzes the configuration value parsers of {@code org.zrm.config} (issue #16, fuzzed inputs):

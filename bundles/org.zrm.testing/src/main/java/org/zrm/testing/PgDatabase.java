@@ -49,6 +49,14 @@ public final class PgDatabase implements AutoCloseable {
         return cluster.uri(name);
     }
 
+    /**
+     * @param port another loopback port that forwards to the cluster, e.g. a {@link TcpProxy}'s
+     * @return {@link #uri()} with that port
+     */
+    public String uriVia(int port) {
+        return uri().replace("@127.0.0.1:" + cluster.port() + "/", "@127.0.0.1:" + port + "/");
+    }
+
     /** Opens a connection as the superuser. */
     public Connection connect() throws SQLException {
         return cluster.connect(name);

@@ -9,7 +9,10 @@
  *   <li>JUnit 4 / Pax Exam: {@link org.zrm.testing.TestPostgres#jvmCluster()} and
  *       {@link org.zrm.testing.PgDatabase#create(org.zrm.pgcluster.PgCluster, String)}.</li>
  * </ul>
+ *
+ * <p>{@link org.zrm.testing.TcpProxy} puts network faults (a silent direction, a partition that
+ * heals) between a client and the cluster.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.0.0")
+@org.osgi.annotation.versioning.Version("1.1.0")
 package org.zrm.testing;

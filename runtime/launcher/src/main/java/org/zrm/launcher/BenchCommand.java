@@ -1,6 +1,5 @@
 package org.zrm.launcher;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -46,17 +45,10 @@ public final class BenchCommand implements Command {
     @Override
     public int run(List<String> args) {
         List<String> command = command(args);
-        ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(env);
         builder.environment().put("ZRM_HOME", folders.resolve().project().toString());
-        try {
-            return builder.start().waitFor();
-        } catch (IOException e) {
-            throw new LaunchException("cannot start the benchmark JVM: " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new LaunchException("interrupted while the benchmark ran");
-        }
+        return Foreground.run(builder, "the benchmark JVM");
     }
 
     /** The benchmark JVM's command line; fails with a build hint when the jar is missing. */

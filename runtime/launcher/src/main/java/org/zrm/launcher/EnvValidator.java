@@ -70,7 +70,25 @@ public final class EnvValidator {
             // clear line at launch instead of a failed component later.
             checkPostgresUri(EnvRegistry.UPSTREAM_DB, upstream, problems);
         }
-        checkPostgresUri(EnvRegistry.CHANGE_DB, env.get(EnvRegistry.CHANGE_DB), problems);
+        String changeDb = env.get(EnvRegistry.CHANGE_DB);
+        boolean upstreamIsPostgres = upstream != null && (upstream.startsWith("postgresql://") || upstream.startsWith("postgres://"));
+        if (type.equals("custom") && (upstream == null || upstream.isBlank())) {
+            // Without an endpoint the custom source would be registered but never usable, and the
+            // runtime would wait for it forever: say so before anything starts.
+            problems.add(EnvRegistry.UPSTREAM_DB + " must be the custom change-source endpoint's ws://, wss://, http://"
+                    + " or https:// URL when " + EnvRegistry.UPSTREAM_TYPE + "=custom");
+        } else if (type.equals("custom") && !STREAMER_URI_SYNTAX.matcher(upstream.strip()).matches()) {
+            problems.add(EnvRegistry.UPSTREAM_DB + " must be a ws://, wss://, http:// or https:// URL when "
+                    + EnvRegistry.UPSTREAM_TYPE + "=custom, got '" + shown(upstream) + "'");
+        }
+        if (!type.equals("pg") && upstream != null && !upstream.isBlank() && !upstreamIsPostgres
+                && (changeDb == null || changeDb.isBlank())) {
+            // The change log lives in Postgres. It defaults to the upstream, which for this source
+            // is not a Postgres URL; the embedded Postgres only starts when ZERO_UPSTREAM_DB is unset.
+            problems.add(EnvRegistry.CHANGE_DB + " must be set (a postgresql:// URI for the change log) when "
+                    + EnvRegistry.UPSTREAM_TYPE + "=" + type + " and " + EnvRegistry.UPSTREAM_DB + " is not a Postgres URI");
+        }
+        checkPostgresUri(EnvRegistry.CHANGE_DB, changeDb, problems);
         return problems;
     }
 

@@ -26,7 +26,8 @@ public final class Main {
         RunCommand run = new RunCommand(env, folders,
                 new ChildCommand(java, System.console() != null),
                 Runtime.getRuntime()::addShutdownHook, GRACE_PERIOD, System.out, System.err);
-        Cli cli = new Cli(List.of(run, new EnvCommand(System.out), new BenchCommand(folders, java, env)), "run", System.out, System.err);
+        Cli cli = new Cli(List.of(run, new EnvCommand(System.out), new BenchCommand(folders, java, env),
+                new SoakCommand(folders, env)), "run", System.out, System.err);
         System.exit(cli.run(args));
     }
 

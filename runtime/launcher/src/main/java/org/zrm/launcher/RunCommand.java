@@ -143,6 +143,7 @@ public final class RunCommand implements Command {
         out.println("zrm: change streamer, /status and the status page listen on "
                 + (bind.isBlank() ? "every interface (0.0.0.0)" : bind.strip()) + " port " + httpPort
                 + (bind.isBlank() ? "; set ZRM_BIND_ADDRESS=127.0.0.1 to keep them local" : ""));
+        PortCheck.requireFree(bind, httpPort);
 
         Path stopReason = folders.state().resolve(STOP_REASON_FILE);
         try {

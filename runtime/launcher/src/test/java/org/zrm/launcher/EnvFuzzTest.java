@@ -10,6 +10,7 @@ import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.zrm.testing.fuzz.FuzzTries;
 
 /**
  * Fuzzes the launcher's {@code ZERO_*} checks (issue #16, fuzzed inputs): random environments of

@@ -43,7 +43,8 @@ class EnvValidatorTest {
     void upstreamMustBeAPostgresUriForThePgTypeAndIsMaskedInTheMessage() {
         List<String> problems = validator.validate(Map.of("ZERO_UPSTREAM_DB", "mysql://root:hunter2@h/db"));
         assertEquals(List.of("ZERO_UPSTREAM_DB must be a postgresql:// or postgres:// URI, got 'mysql://root:****@h/db'"), problems);
-        assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "http://source:9000")));
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "http://source:9000",
+                "ZERO_CHANGE_DB", "postgres://h/cdb")));
         // Third-party types come as bundles: any filter-safe name passes; the runtime reports a missing one.
         assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "mysql")));
         assertEquals(List.of("ZERO_UPSTREAM_TYPE must be a change-source type (letters, digits, '.', '_' or '-'), such as pg,"
@@ -51,6 +52,22 @@ class EnvValidatorTest {
         assertEquals(List.of(), validator.validate(Map.of("ZERO_CHANGE_STREAMER_URI", "http://rm:4849")));
         assertEquals(List.of("ZERO_CHANGE_STREAMER_URI must be a ws://, wss://, http:// or https:// URI, got"
                 + " 'postgres://u:****@h/db'"), validator.validate(Map.of("ZERO_CHANGE_STREAMER_URI", "postgres://u:pw@h/db")));
+    }
+
+    @Test
+    void theCustomTypeNeedsAnEndpointUrlAndAChangeDb() {
+        assertEquals(List.of("ZERO_UPSTREAM_DB must be the custom change-source endpoint's ws://, wss://, http:// or https://"
+                + " URL when ZERO_UPSTREAM_TYPE=custom"), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom")));
+        assertEquals(List.of("ZERO_UPSTREAM_DB must be a ws://, wss://, http:// or https:// URL when ZERO_UPSTREAM_TYPE=custom,"
+                + " got 'postgres://u:****@h/db'"),
+                validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "postgres://u:pw@h/db")));
+        assertEquals(List.of("ZERO_CHANGE_DB must be set (a postgresql:// URI for the change log) when ZERO_UPSTREAM_TYPE=custom"
+                + " and ZERO_UPSTREAM_DB is not a Postgres URI"),
+                validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "custom", "ZERO_UPSTREAM_DB", "ws://source:9000/changes/v0/stream")));
+        // A third-party type with a non-Postgres address needs the change DB too; without an
+        // address the embedded Postgres holds the change log.
+        assertEquals(1, validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "jsonl", "ZERO_UPSTREAM_DB", "file:changes")).size());
+        assertEquals(List.of(), validator.validate(Map.of("ZERO_UPSTREAM_TYPE", "jsonl")));
     }
 
     @Test

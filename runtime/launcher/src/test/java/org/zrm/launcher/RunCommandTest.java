@@ -72,9 +72,10 @@ class RunCommandTest {
         assertTrue(upstream.matches("postgresql://postgres@127\\.0\\.0\\.1:\\d+/zrm"), upstream);
         assertEquals(upstream, seen.getProperty("env.ZERO_CHANGE_DB"));
         assertEquals("true", seen.getProperty("upstreamReachable"), "PostgreSQL runs while the runtime does");
-        assertEquals("4849", seen.getProperty("env.ZERO_CHANGE_STREAMER_PORT"));
-        assertEquals("4850", seen.getProperty("env.ZERO_LITESTREAM_PORT"));
-        assertEquals("4849", seen.getProperty("prop.org.osgi.service.http.port"));
+        int zeroPort = Integer.parseInt(env.get("ZERO_PORT"));
+        assertEquals(Integer.toString(zeroPort + 1), seen.getProperty("env.ZERO_CHANGE_STREAMER_PORT"));
+        assertEquals(Integer.toString(zeroPort + 2), seen.getProperty("env.ZERO_LITESTREAM_PORT"));
+        assertEquals(Integer.toString(zeroPort + 1), seen.getProperty("prop.org.osgi.service.http.port"));
         assertEquals(project.resolve("conf").toString(), seen.getProperty("prop.felix.fileinstall.dir"));
         assertEquals(project.resolve("conf").toString(), seen.getProperty("prop.zrm.config.dir"));
         assertEquals(project.resolve("deploy").toString(), seen.getProperty("prop.zrm.deploy.dir"));
@@ -149,6 +150,22 @@ class RunCommandTest {
     }
 
     @Test
+    void aChangeStreamerPortHeldByAnotherProcessStopsTheLaunchWithHowToChooseAnother() throws Exception {
+        try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+            Map<String, String> env = baseEnv();
+            env.put("ZERO_UPSTREAM_DB", "postgresql://app@127.0.0.1:1/app");
+            env.put("ZRM_BIND_ADDRESS", "127.0.0.1");
+            env.put("ZERO_CHANGE_STREAMER_PORT", Integer.toString(held.getLocalPort()));
+            LaunchException e = assertThrows(LaunchException.class, () -> command(env).run(List.of()));
+            assertTrue(e.getMessage().startsWith("the change-streamer port " + held.getLocalPort() + " on 127.0.0.1 cannot be bound ("),
+                    e.getMessage());
+            assertTrue(e.getMessage().endsWith("set ZERO_CHANGE_STREAMER_PORT (default ZERO_PORT + 1) to a free port"),
+                    e.getMessage());
+            assertFalse(Files.exists(project.resolve("run/fake-runtime.properties")), "the runtime was not started");
+        }
+    }
+
+    @Test
     void invalidEnvironmentStopsBeforeAnythingStarts() {
         Map<String, String> env = baseEnv();
         env.put("ZERO_APP_ID", "Bad");
@@ -179,6 +196,12 @@ class RunCommandTest {
         Map<String, String> env = new HashMap<>();
         env.put("PATH", System.getenv("PATH"));
         env.put("ZRM_HOME", project.toString());
+        // Not the default 4848/4849, which a ZRM or zero-cache running on this machine may hold.
+        try {
+            env.put("ZERO_PORT", Integer.toString(org.zrm.testing.LoopbackPorts.freeRun(3)));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         return env;
     }
 

@@ -30,8 +30,11 @@ import org.zrm.status.StatusContributor;
  * metrics, and provides the Gogo command {@code zrm:backup [strategy]}, which writes the strategy
  * through Configuration Admin (and so, under FileInstall, into {@code org.zrm.backup.cfg}).
  *
- * <p>An invalid strategy in the configuration keeps the previous selection (at activation: the
- * default, {@code auto}) and is logged at ERROR naming the value, rather than failing the component
+ * <p>An invalid configuration is rejected before it gets here: {@link BackupConfigValidator} holds
+ * the rules, and the admin bundle's configuration plugin logs the one ERROR line, shows the
+ * rejection on {@code /status} and hands this component its last good configuration. Without the
+ * admin bundle (a framework assembled by hand), a bad value still keeps the previous selection (at
+ * activation: the default, {@code auto}) and is logged at ERROR, rather than failing the component
  * and with it the status section an operator needs to see what is wrong.
  */
 @Component(service = {StatusContributor.class, MetricsContributor.class, BackupComponent.class},

@@ -4,7 +4,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /** Configuration of PID {@value ChangeStreamerComponent#PID}; names follow zero-cache's options. */
-@ObjectClassDefinition(name = "ZRM change streamer",
+@ObjectClassDefinition(pid = "org.zrm.changestreamer", name = "ZRM change streamer",
         description = "Forwards changes from the change source to subscribers, stores them in the change log and acks them upstream")
 public @interface ChangeStreamerConfig {
 

@@ -521,7 +521,13 @@ final class StreamSupervisor implements StreamSession.Control, SubscriberRegistr
             ChangeSource source = awaitSource();
             if (source != currentSource) {
                 LOG.info("change-streamer: change source replaced; initializing the new one");
+                String before = registry.replicaVersion();
                 initialize(false, null);
+                if (before != null && !before.equals(registry.replicaVersion())) {
+                    // The new source re-synced (auto-reset): resetting the change log to the new
+                    // lineage cleared its owner, so take it again before storing anything.
+                    assumeOwnership();
+                }
             }
             StreamStartParameters params = changeLog.streamStartParameters();
             streamStartWatermark = params.lastWatermark();

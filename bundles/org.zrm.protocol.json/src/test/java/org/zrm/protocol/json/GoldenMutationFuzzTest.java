@@ -23,6 +23,7 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterContainer;
+import org.zrm.testing.fuzz.FuzzTries;
 
 /**
  * Fuzzes every decoder of the codec with mutated golden documents (issue #16, fuzzed inputs). The

@@ -56,6 +56,7 @@ final class Replicator {
     private final Backoff retryBackoff;
     private final Backoff replicaWaitBackoff;
     private final ReplicatorStatus status = new ReplicatorStatus();
+    private final DiskFullNotice diskFull;
     private final CountDownLatch stopSignal = new CountDownLatch(1);
     private volatile boolean stopping;
     private volatile StreamConnection current;
@@ -74,6 +75,7 @@ final class Replicator {
         this.subscriberId = subscriberId;
         this.retryBackoff = new Backoff(retryInitialMs, retryMaxMs);
         this.replicaWaitBackoff = new Backoff(retryInitialMs, retryMaxMs);
+        this.diskFull = new DiskFullNotice(replica.path());
     }
 
     ReplicatorStatus status() {
@@ -148,8 +150,18 @@ final class Replicator {
                         break;
                     }
                     status.error(String.valueOf(e.getMessage()));
-                    LOG.warn("replicator: replication from {} failed at stateVersion {}: {}", client.target(),
-                            status.stateVersion(), e.toString());
+                    if (DiskFullNotice.isDiskFull(e)) {
+                        String line = diskFull.failed(status.stateVersion());
+                        if (line != null) {
+                            LOG.error(line);
+                        } else {
+                            LOG.debug("replicator: replica filesystem still full at stateVersion {}: {}",
+                                    status.stateVersion(), e.toString());
+                        }
+                    } else {
+                        LOG.warn("replicator: replication from {} failed at stateVersion {}: {}", client.target(),
+                                status.stateVersion(), e.toString());
+                    }
                 }
                 if (!stopping) {
                     status.phase(ReplicatorStatus.Phase.BACKING_OFF);
@@ -284,6 +296,10 @@ final class Replicator {
                 if (result != null) {
                     status.committed(result.watermark(), commitLagMs((CommitMessage) change.data()));
                     retryBackoff.reset();
+                    String resumed = diskFull.applied(result.watermark());
+                    if (resumed != null) {
+                        LOG.info(resumed);
+                    }
                 } else if (change.data() instanceof RollbackMessage) {
                     status.rolledBack();
                 }

@@ -4,7 +4,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /** Configuration of PID {@code org.zrm.replicator}; names follow zero-cache's options. */
-@ObjectClassDefinition(name = "ZRM backup replicator",
+@ObjectClassDefinition(pid = "org.zrm.replicator", name = "ZRM backup replicator",
         description = "Keeps the SQLite replica file up to date from a protocol-v6 change streamer (backup mode).")
 @interface ReplicatorConfig {
 

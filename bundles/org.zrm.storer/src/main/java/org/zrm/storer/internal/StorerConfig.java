@@ -7,7 +7,7 @@ import org.osgi.service.metatype.annotations.Option;
 import org.zrm.storer.internal.queue.StorerQueueSettings;
 
 /** Configuration of PID {@value StorerComponent#PID}; names follow zero-cache's options. */
-@ObjectClassDefinition(name = "ZRM storer (change log)",
+@ObjectClassDefinition(pid = StorerComponent.PID, name = "ZRM storer (change log)",
         description = "The Postgres change log (schema \"<app>_<shard>/cdc\", version 6) shared with zero-cache")
 public @interface StorerConfig {
 

@@ -2,6 +2,7 @@ package org.zrm.storer.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -61,6 +62,35 @@ class SchemaTest {
                 catalog(f, s));
         // Only primary keys: all access goes through them.
         assertEquals(5 + 1, indexes(f, s).size());
+        f.close();
+    }
+
+    @Test
+    void aFreshChangeLogCompressesLargeChangesWithLz4WhenTheServerHasIt(PgDatabase db) throws Exception {
+        boolean lz4;
+        try (java.sql.Connection c = db.connect(); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE TEMP TABLE lz4_probe (x text COMPRESSION lz4)");
+            lz4 = true;
+        } catch (java.sql.SQLException e) {
+            assertEquals("0A000", e.getSQLState(), e.getMessage());
+            lz4 = false;
+        }
+        Fixture f = Fixture.empty(db, 1);
+        assertEquals(List.of(lz4 ? "l" : ""), f.strings("SELECT attcompression::text FROM pg_attribute WHERE attrelid = '"
+                + f.schema.table("changeLog").replace("'", "''") + "'::regclass AND attname = 'change'"));
+        // A change past the TOAST threshold is stored compressed and reads back unchanged.
+        String big = "{\"tag\":\"backfill\",\"rows\":\"" + "abcdefgh".repeat(4096) + "\"}";
+        try (java.sql.Connection c = db.connect(); java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO "
+                + f.schema.table("changeLog") + " (watermark, pos, change) VALUES ('zz-big', 0, ?::json)")) {
+            ps.setString(1, big);
+            ps.executeUpdate();
+        }
+        String stored = " FROM " + f.schema.table("changeLog") + " WHERE watermark = 'zz-big'";
+        assertEquals(List.of(lz4 ? "lz4" : "pglz"), f.strings("SELECT coalesce(pg_column_compression(change), 'none')"
+                + stored));
+        // Compared whole, but not printed whole: the value is 32 KB.
+        List<String> back = f.strings("SELECT change::text" + stored);
+        assertTrue(back.size() == 1 && back.get(0).equals(big), "the change reads back unchanged");
         f.close();
     }
 

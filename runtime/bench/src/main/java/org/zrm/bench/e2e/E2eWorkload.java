@@ -155,7 +155,7 @@ public final class E2eWorkload implements Workload {
                 case W1 -> List.of(throughput(true, scheduler));
                 case W2 -> List.of(throughput(false, scheduler));
                 case FANOUT -> List.of(measureFanout());
-                case CATCHUP -> List.of(measureCatchup());
+                case CATCHUP -> measureCatchup();
                 case LATENCY -> List.of(measureLatency());
                 case BACKFILL -> measureBackfill();
             };
@@ -237,7 +237,7 @@ public final class E2eWorkload implements Workload {
     }
 
     /** catchup-W5: a change log holding W1, one new subscriber at the oldest watermark. */
-    private Result measureCatchup() throws Exception {
+    private List<Result> measureCatchup() throws Exception {
         int rows = ctx.scaled(1_000_000);
         int txns = Math.min(4, rows);
         App app = prepare("catchup");
@@ -273,8 +273,36 @@ public final class E2eWorkload implements Workload {
             details.put("largestBufferedBytesSampled", sampler.max);
             details.put("limitIs", "the target rate, 100,000 changes/s (WORKLOADS.md); the subscriber is"
                     + " disconnected if it ever holds more than the bound, which would fail the run");
-            return new Result(name, rate, CATCHUP_TARGET, 1, "changes/s", details);
+            return List.of(new Result(name, rate, CATCHUP_TARGET, 1, "changes/s", details),
+                    catchupAgainstCopy(app, rows, seconds, details));
         }
+    }
+
+    /**
+     * catchup-W5 as a ratio: the same change-log rows read with a plain {@code COPY (SELECT …
+     * ORDER BY watermark, pos) TO STDOUT}, output discarded, best of 2 in the same run, against
+     * the catch-up's rate (every change-log row, begin and commit included, counted as a change).
+     */
+    private Result catchupAgainstCopy(App app, int changes, double catchupSeconds, Map<String, Object> details)
+            throws SQLException, IOException {
+        String table = app.cdcTable("changeLog");
+        long logRows;
+        try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
+            rs.next();
+            logRows = rs.getLong(1);
+        }
+        double copySeconds = bestCopyOutSeconds(changeDb, "COPY (SELECT watermark, pos, change, precommit FROM " + table
+                + " ORDER BY watermark, pos) TO STDOUT");
+        double zrm = logRows / catchupSeconds;
+        double limit = logRows / copySeconds;
+        say("  limit: COPY out of the change log's %d rows in %.3f s = %.0f rows/s (best of 2); the catch-up sent them"
+                + " at %.0f rows/s (%d of them changes)", logRows, copySeconds, limit, zrm, changes);
+        Map<String, Object> d = new LinkedHashMap<>(details);
+        d.put("changeLogRows", logRows);
+        d.put("copyOutSeconds", copySeconds);
+        return Result.custom(name + "-vs-copy", String.format(Locale.ROOT,
+                "zrm=%.1f limit=%.1f ratio=%.3f (rows/s of the change log; no target)", zrm, limit, zrm / limit), true, d);
     }
 
     /** latency: single-row transactions offered at 1,000/s; commit returned upstream → commit frame received. */
@@ -345,7 +373,10 @@ public final class E2eWorkload implements Workload {
      * the ALTER PUBLICATION's commit until {@code backfill-completed} reaches the subscriber) against
      * {@code COPY (SELECT …) TO STDOUT} of the same columns, binary as the backfill reads them, in
      * the same run; the live commit → subscriber p99 while the backfill runs against the p99 of the
-     * same load just before it; and the runtime's heap, from its GC log.
+     * same load just before it; and the runtime's heap, from its GC log. Beside them, as evidence:
+     * the CPU the runtime, the server and this process used while the backfill ran, and the
+     * ratio's ceiling, from the change DB's own ingest of the backfill's change-log rows measured
+     * afterwards in the same run (see {@link #changeLogStore}).
      */
     private List<Result> measureBackfill() throws Exception {
         int rows = ctx.scaled(1_000_000);
@@ -354,10 +385,7 @@ public final class E2eWorkload implements Workload {
             s.execute("INSERT INTO big(id, a, b) SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " + rows + ") g");
             s.execute("VACUUM ANALYZE big");
         }
-        double copySeconds = Double.MAX_VALUE;
-        for (int r = 0; r < 2; r++) {
-            copySeconds = Math.min(copySeconds, copyOutSeconds("COPY (SELECT id, a, b, c FROM big) TO STDOUT (FORMAT binary)"));
-        }
+        double copySeconds = bestCopyOutSeconds(upstreamDb, "COPY (SELECT id, a, b, c FROM big) TO STDOUT (FORMAT binary)");
         double limit = rows / copySeconds;
         say("  limit: COPY out of %d rows in %.2f s = %.0f rows/s (best of 2)", rows, copySeconds, limit);
 
@@ -375,6 +403,10 @@ public final class E2eWorkload implements Workload {
         long completedAt;
         int firstDuring;
         int lastDuring;
+        long runtimeCpuAtAlter = 0;
+        org.zrm.bench.storer.CpuSample benchAndPgAtAlter = null;
+        long runtimeCpu;
+        Map<String, Long> benchAndPgCpu;
         try (RuntimeProcess rt = app.start(Map.of())) {
             try (WsSubscriber sub = WsSubscriber.connect(rt.port(), "backfill", app.replicaVersion,
                     app.lastWatermark(), "serving", id -> {
@@ -398,6 +430,8 @@ public final class E2eWorkload implements Workload {
                             st.execute("ALTER PUBLICATION " + PUB + " ADD TABLE big");
                         }
                         alterCommitted = System.nanoTime();
+                        runtimeCpuAtAlter = rt.cpuNanos();
+                        benchAndPgAtAlter = org.zrm.bench.storer.CpuSample.take();
                         firstDuring = i;
                         say("  %d baseline transactions; ALTER PUBLICATION ... ADD TABLE big", baselineTxns);
                     }
@@ -422,11 +456,31 @@ public final class E2eWorkload implements Workload {
                             + " live transactions were written");
                 }
                 completedAt = sub.awaitBackfillCompleted(1_000);
+                // Where the cores went while the backfill ran: the runtime, the PostgreSQL server
+                // (COPY out, the change log's ingest, the live load's commits) and this process
+                // (the writer and the subscriber).
+                benchAndPgCpu = org.zrm.bench.storer.CpuSample.take().minus(benchAndPgAtAlter);
+                runtimeCpu = rt.cpuNanos() - runtimeCpuAtAlter;
                 sub.awaitInserts(written, 120_000);
             }
         }
         double backfillSeconds = (completedAt - alterCommitted) / 1e9;
         double rate = rows / backfillSeconds;
+        double[] store = changeLogStore(app);
+        int cores = Runtime.getRuntime().availableProcessors();
+        double runtimeCpuSeconds = runtimeCpu / 1e9;
+        double postgresCpuSeconds = benchAndPgCpu.getOrDefault("postgres", 0L) / 1e9;
+        double clientCpuSeconds = benchAndPgCpu.getOrDefault("jvm", 0L) / 1e9;
+        say("  CPU during the backfill (%.2f s wall, %d cores): runtime %.2f s, PostgreSQL %.2f s, benchmark client"
+                + " %.2f s", backfillSeconds, cores, runtimeCpuSeconds, postgresCpuSeconds, clientCpuSeconds);
+        // The server's COPY out and its ingest of the change-log rows each keep one core busy for
+        // their time; the backfill does both, so it cannot end sooner than their sum spread over
+        // every core, even if ZRM's own work, the forwarding and the subscriber cost nothing.
+        double floorSeconds = (copySeconds + store[0]) / cores;
+        double ceiling = Math.min(1, copySeconds / floorSeconds);
+        say("  store limit: the change DB ingests the backfill's %.1f MB of change-log rows (COPY FROM STDIN into a"
+                + " copy of changeLog) in %.2f s (best of 2); floor (COPY out + ingest) / %d cores = %.2f s, so the"
+                + " ratio cannot exceed %.2f", store[1] / 1e6, store[0], cores, floorSeconds, ceiling);
         // The first 10 % of the baseline warm the JIT and are left out, as in the latency benchmark.
         double[] before = latencies(committed, arrived, baselineTxns / 10, baselineTxns);
         double[] during = latencies(committed, arrived, firstDuring, lastDuring);
@@ -440,6 +494,13 @@ public final class E2eWorkload implements Workload {
         details.put("rows", rows);
         details.put("backfillSeconds", backfillSeconds);
         details.put("copyOutSeconds", copySeconds);
+        details.put("changeLogIngestSeconds", store[0]);
+        details.put("cpuRuntimeSeconds", runtimeCpuSeconds);
+        details.put("cpuPostgresSeconds", postgresCpuSeconds);
+        details.put("cpuBenchClientSeconds", clientCpuSeconds);
+        details.put("changeLogBytes", (long) store[1]);
+        details.put("floorSeconds", floorSeconds);
+        details.put("ratioCeiling", ceiling);
         details.put("liveTransactionsDuring", during.length);
         details.put("p99BeforeMs", p99Before);
         details.put("p99DuringMs", p99During);
@@ -453,19 +514,55 @@ public final class E2eWorkload implements Workload {
         String heapLine = String.format(Locale.ROOT, "peak_mb=%d peak_after_gc_mb=%d (no target)", heap[0], heap[1]);
         return List.of(
                 new Result("backfill-rate", rate, limit, BACKFILL_RATE_TARGET, "rows/s", details),
+                Result.custom("backfill-rate-ceiling", String.format(Locale.ROOT,
+                        "ceiling=%.3f floor_s=%.2f copy_out_s=%.2f change_log_ingest_s=%.2f cores=%d target=%s reachable=%s (no target)",
+                        ceiling, floorSeconds, copySeconds, store[0], cores, trim(BACKFILL_RATE_TARGET),
+                        ceiling >= BACKFILL_RATE_TARGET ? "yes" : "no"), true, details),
                 Result.custom("backfill-live-p99", latencyLine,
                         factor <= BACKFILL_P99_FACTOR_TARGET && p99During <= LATENCY_TARGET_P99_MS, details),
                 Result.custom("backfill-heap", heapLine, true, details));
     }
 
-    /** Seconds of one COPY out of {@code sql} on the upstream, its output discarded. */
-    private double copyOutSeconds(String sql) throws SQLException, IOException {
-        try (Connection c = cluster.connect(upstreamDb)) {
+    /**
+     * The change DB's own cost of what the backfill wrote: its {@code backfill} change-log rows,
+     * read back once, then loaded with {@code COPY … FROM STDIN} into a table made {@code LIKE} the
+     * change log (indexes, TOAST and JSON validation included), best of 2.
+     *
+     * @return seconds, and the bytes loaded
+     */
+    private double[] changeLogStore(App app) throws SQLException, IOException {
+        String table = app.cdcTable("changeLog");
+        try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement()) {
             org.postgresql.copy.CopyManager copy = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
-            long t0 = System.nanoTime();
-            copy.copyOut(sql, java.io.OutputStream.nullOutputStream());
-            return (System.nanoTime() - t0) / 1e9;
+            java.io.ByteArrayOutputStream rows = new java.io.ByteArrayOutputStream();
+            copy.copyOut("COPY (SELECT watermark, pos, change, precommit FROM " + table
+                    + " WHERE change->>'tag' = 'backfill') TO STDOUT", rows);
+            byte[] data = rows.toByteArray();
+            s.execute("CREATE TABLE bench_store_limit (LIKE " + table + " INCLUDING ALL)");
+            double best = Double.MAX_VALUE;
+            for (int r = 0; r < 2; r++) {
+                s.execute("TRUNCATE bench_store_limit");
+                long t0 = System.nanoTime();
+                copy.copyIn("COPY bench_store_limit FROM STDIN", new java.io.ByteArrayInputStream(data));
+                best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+            }
+            s.execute("DROP TABLE bench_store_limit");
+            return new double[] {best, data.length};
         }
+    }
+
+    /** Seconds of the faster of two COPY outs of {@code sql} on database {@code db}, output discarded. */
+    private double bestCopyOutSeconds(String db, String sql) throws SQLException, IOException {
+        double best = Double.MAX_VALUE;
+        for (int r = 0; r < 2; r++) {
+            try (Connection c = cluster.connect(db)) {
+                org.postgresql.copy.CopyManager copy = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
+                long t0 = System.nanoTime();
+                copy.copyOut(sql, java.io.OutputStream.nullOutputStream());
+                best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+            }
+        }
+        return best;
     }
 
     /** Sorted commit → arrival latencies in ms of transactions {@code from} (inclusive) to {@code to}. */
@@ -565,8 +662,13 @@ public final class E2eWorkload implements Workload {
             }
         }
 
+        /** @return the quoted name of one of this app's change-DB tables, e.g. {@code changeLog} */
+        String cdcTable(String name) {
+            return "\"" + id + "_0/cdc\".\"" + name + "\"";
+        }
+
         String lastWatermark() throws SQLException {
-            return queryChange("SELECT \"lastWatermark\" FROM \"" + id + "_0/cdc\".\"replicationState\"");
+            return queryChange("SELECT \"lastWatermark\" FROM " + cdcTable("replicationState"));
         }
 
         String slot() throws SQLException {
@@ -607,7 +709,7 @@ public final class E2eWorkload implements Workload {
      */
     private String awaitReplicaVersion(ChangeStreamerProcess rt, App app) throws Exception {
         long deadline = System.nanoTime() + 180_000_000_000L;
-        String sql = "SELECT \"replicaVersion\" FROM \"" + app.id + "_0/cdc\".\"replicationConfig\"";
+        String sql = "SELECT \"replicaVersion\" FROM " + app.cdcTable("replicationConfig");
         while (System.nanoTime() < deadline) {
             try {
                 String v = queryChange(sql);

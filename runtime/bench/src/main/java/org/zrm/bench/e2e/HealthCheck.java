@@ -23,8 +23,18 @@ final class HealthCheck {
      */
     static void await(Process process, int port, Duration timeout, String what, Path log)
             throws IOException, InterruptedException {
+        await(process, port, "/", code -> code == 200, timeout, what, log);
+    }
+
+    /**
+     * Polls {@code GET path} every 100 ms until its status satisfies {@code ready}.
+     *
+     * @throws IOException if the process exits first or {@code path} is not ready within {@code timeout}
+     */
+    static void await(Process process, int port, String path, java.util.function.IntPredicate ready, Duration timeout,
+            String what, Path log) throws IOException, InterruptedException {
         HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-        URI uri = URI.create("http://127.0.0.1:" + port + "/");
+        URI uri = URI.create("http://127.0.0.1:" + port + path);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
@@ -33,7 +43,7 @@ final class HealthCheck {
             try {
                 HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(1)).build(),
                         HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() == 200) {
+                if (ready.test(r.statusCode())) {
                     return;
                 }
             } catch (IOException notYet) {
@@ -41,6 +51,6 @@ final class HealthCheck {
             }
             Thread.sleep(100);
         }
-        throw new IOException(what + " did not answer on port " + port + " within " + timeout + "; see " + log);
+        throw new IOException(what + " did not answer " + path + " on port " + port + " within " + timeout + "; see " + log);
     }
 }

@@ -85,6 +85,10 @@ final class RuntimeProcess implements ChangeStreamerProcess {
         pb.environment().put("ZERO_PORT", Integer.toString(zeroPort));
         RuntimeProcess rp = new RuntimeProcess(pb.start(), zeroPort + 1, log);
         HealthCheck.await(rp.process, rp.port, Duration.ofSeconds(120), "the runtime", log);
+        // "/" answers as soon as the admin bundle is up; the replication servlet may register a
+        // moment later, and a subscriber connecting before it gets a 404 upgrade refusal.
+        HealthCheck.await(rp.process, rp.port, "/replication/v6/changes", code -> code != 404, Duration.ofSeconds(60),
+                "the runtime's replication endpoint", log);
         return rp;
     }
 
@@ -96,6 +100,23 @@ final class RuntimeProcess implements ChangeStreamerProcess {
     @Override
     public Path log() {
         return log;
+    }
+
+    /**
+     * @return CPU nanoseconds the runtime's processes (the launcher and the Felix JVM under it) have
+     *     used so far, from {@code /proc}; 0 where there is none
+     */
+    long cpuNanos() {
+        long total = 0;
+        for (ProcessHandle h : java.util.stream.Stream.concat(java.util.stream.Stream.of(process.toHandle()),
+                process.descendants()).toList()) {
+            try {
+                total += org.zrm.bench.ProcStat.read(Path.of("/proc", Long.toString(h.pid()), "stat")).cpuNanos();
+            } catch (IOException gone) {
+                // no /proc, or the process ended meanwhile: it adds nothing more
+            }
+        }
+        return total;
     }
 
     /** {@code GET /status} as text. */

@@ -19,12 +19,13 @@ import org.zrm.bench.ProcStat;
  *
  * @param nanos nanoseconds per key, except the {@link #FAULTS} keys, which count page faults
  */
-record CpuSample(Map<String, Long> nanos) {
+public record CpuSample(Map<String, Long> nanos) {
 
     /** Key prefix of minor page-fault counts (not nanoseconds) per PostgreSQL role. */
     static final String FAULTS = "postgresMinorFaults.";
 
-    static CpuSample take() {
+    /** @return this JVM's and the PostgreSQL processes' CPU time so far */
+    public static CpuSample take() {
         Map<String, Long> m = new LinkedHashMap<>();
         java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
@@ -53,7 +54,7 @@ record CpuSample(Map<String, Long> nanos) {
     }
 
     /** @return what was spent between {@code earlier} and this sample, per key */
-    Map<String, Long> minus(CpuSample earlier) {
+    public Map<String, Long> minus(CpuSample earlier) {
         Map<String, Long> d = new LinkedHashMap<>();
         // A PostgreSQL process that exited in between takes its ticks with it; its role's
         // difference would go negative, so it is floored at 0 (the total then undercounts a little).

@@ -7,7 +7,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * Configuration of PID {@code org.zrm.backup.litestream3}. Names follow zero-cache's
  * {@code --litestream-*} options; the timing properties are ZRM's (upstream hard-codes them).
  */
-@ObjectClassDefinition(name = "ZRM backup monitor: litestream v0.3",
+@ObjectClassDefinition(pid = "org.zrm.backup.litestream3", name = "ZRM backup monitor: litestream v0.3",
         description = "Purges the change log up to the watermarks litestream reports as backed up"
                 + " (litestream_replica_progress on its /metrics), verified against the destination with"
                 + " 'litestream snapshots' and 'litestream wal'.")

@@ -7,7 +7,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * Configuration of PID {@code org.zrm.backup.replica}. {@code replica.file} follows zero-cache's
  * option; zero-cache hard-codes the 30 s check interval, so the two timing properties are ZRM's own.
  */
-@ObjectClassDefinition(name = "ZRM backup monitor: replica",
+@ObjectClassDefinition(pid = "org.zrm.backup.replica", name = "ZRM backup monitor: replica",
         description = "No-backup strategy: periodically reads stateVersion from the local replica file and lets the"
                 + " change streamer purge changes up to it. Selected by strategy = replica (or auto without a"
                 + " backup URL) in org.zrm.backup.")

@@ -56,11 +56,11 @@ public final class CustomChangeSourceComponent implements ChangeSource, StatusCo
         this.configError = null;
         Map<String, Object> context = new LinkedHashMap<>();
         context.put("appID", c.app_id());
-        this.source = new CustomChangeSource(endpoint, c.app_id(), c.shard_num(), publications(c.app_publications()),
+        this.source = new CustomChangeSource(endpoint, c.app_id(), c.shard_num(), org.zrm.config.Publications.split(c.app_publications()),
                 Path.of(c.replica_file()), context, new StreamSettings(Duration.ofMillis(c.connectTimeoutMs()),
                         Duration.ofMillis(c.pingIntervalMs()), c.maxMessageChars(), c.bufferMessages(), c.bufferChars()));
         LOG.info("custom change source configured: upstream={} shard={}_{} publications={} replica={}",
-                endpoint.displayName(), c.app_id(), c.shard_num(), publications(c.app_publications()), c.replica_file());
+                endpoint.displayName(), c.app_id(), c.shard_num(), org.zrm.config.Publications.split(c.app_publications()), c.replica_file());
     }
 
     private CustomChangeSource source() throws ChangeSourceAbortedException {
@@ -71,18 +71,6 @@ public final class CustomChangeSourceComponent implements ChangeSource, StatusCo
         return source;
     }
 
-    /** Comma-separated values, as zero-cache's array options; blanks dropped. */
-    static List<String> publications(String[] values) {
-        List<String> out = new ArrayList<>();
-        for (String v : values) {
-            for (String p : v.split(",")) {
-                if (!p.isBlank()) {
-                    out.add(p.trim());
-                }
-            }
-        }
-        return out;
-    }
 
     @Deactivate
     void deactivate() {

@@ -8,7 +8,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
  * Configuration of PID {@code org.zrm.changesource.custom} (read after {@code org.zrm.identity}).
  * The component has two PIDs, so this is not {@code @Designate}d; it documents the properties.
  */
-@ObjectClassDefinition(name = "ZRM custom change source",
+@ObjectClassDefinition(pid = "org.zrm.changesource.custom", name = "ZRM custom change source",
         description = "Client of Zero's custom change-source WebSocket protocol (ZERO_UPSTREAM_TYPE=custom).")
 @interface CustomChangeSourceConfig {
 

@@ -87,6 +87,13 @@ public final class PgChangeSource implements ChangeSource {
     private volatile PgChangeStream current;
     private volatile BackfillManager backfills;
     private volatile boolean stopped;
+    /**
+     * Written into the replica row's {@code subscriberContext} when this source takes the slot, so
+     * that a lost stream can tell "another manager took over" (the context names someone else)
+     * from a lost connection (wal_sender_timeout, an upstream restart: the context is still ours).
+     */
+    private final String subscriberToken = java.util.UUID.randomUUID().toString();
+    private volatile String subscribedReplicaId;
     private final BackfillStreamer.Factory backfillStreamers;
 
     /**
@@ -476,8 +483,22 @@ public final class PgChangeSource implements ChangeSource {
         }
     }
 
-    /** Terminates the slot's current walsender (an older stream, possibly of another manager) and records us as subscriber. */
+    /**
+     * Records us as the slot's subscriber, then terminates its current walsender (an older stream,
+     * possibly of another manager). In that order: the manager we terminate sees our context as
+     * soon as its stream breaks, and knows it was taken over (see {@link #classifyStreamFailure}).
+     */
     private void takeOver(Connection c, String slot, String replicaId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + ShardSql.quoteId(shard.schema())
+                + ".replicas SET \"subscriberContext\" = json_build_object('appID', ?::text, 'hostname', ?::text,"
+                + " 'timestamp', (extract(epoch from now()) * 1000)::int8, 'zrmSubscriber', ?::text) WHERE id = ?")) {
+            ps.setString(1, shard.appId());
+            ps.setString(2, ReplicaInitializers.hostname());
+            ps.setString(3, subscriberToken);
+            ps.setString(4, replicaId);
+            ps.executeUpdate();
+        }
+        subscribedReplicaId = replicaId;
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(active_pid) AS terminated,"
                 + " active_pid AS pid FROM pg_replication_slots WHERE slot_name = ?")) {
             ps.setString(1, slot);
@@ -487,13 +508,20 @@ public final class PgChangeSource implements ChangeSource {
                 }
             }
         }
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + ShardSql.quoteId(shard.schema())
-                + ".replicas SET \"subscriberContext\" = json_build_object('appID', ?::text, 'hostname', ?::text,"
-                + " 'timestamp', (extract(epoch from now()) * 1000)::int8) WHERE id = ?")) {
-            ps.setString(1, shard.appId());
-            ps.setString(2, ReplicaInitializers.hostname());
-            ps.setString(3, replicaId);
-            ps.executeUpdate();
+    }
+
+    /** Whether the replica row's subscriber context still names this source (false if another manager wrote it). */
+    private boolean stillSubscriber(Connection c) throws SQLException {
+        String replicaId = subscribedReplicaId;
+        if (replicaId == null) {
+            return true;
+        }
+        try (PreparedStatement ps = c.prepareStatement("SELECT \"subscriberContext\"->>'zrmSubscriber' FROM "
+                + ShardSql.quoteId(shard.schema()) + ".replicas WHERE id = ?")) {
+            ps.setString(1, replicaId);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && subscriberToken.equals(rs.getString(1));
+            }
         }
     }
 
@@ -517,7 +545,9 @@ public final class PgChangeSource implements ChangeSource {
      *       server's 57P01 error while reading to the end of the socket). If the server is
      *       reachable and our walsender is gone, it was terminated, normally by another
      *       replication manager taking over the slot: that is upstream's {@code ShutdownSignal},
-     *       an abort.</li>
+     *       an abort, if the replica row's subscriber context (written before the termination)
+     *       names another subscriber; a walsender that ended for wal_sender_timeout or a server
+     *       restart leaves our context in place, and the stream is retried.</li>
      * </ul>
      */
     private ChangeSourceException classifyStreamFailure(String slot, ReplicationStream stream,
@@ -540,7 +570,11 @@ public final class PgChangeSource implements ChangeSource {
             }
             boolean connectionLost = failure.getCause() instanceof SQLException se
                     && se.getSQLState() != null && se.getSQLState().startsWith("08");
-            if (connectionLost && stream != null && stream.backendPid() != 0 && backendGone(c, stream.backendPid())) {
+            // Our walsender gone while the server answers: terminated, by another manager taking
+            // over only if the subscriber context now names someone else. Otherwise it was
+            // wal_sender_timeout (this process was stalled) or a restart: retry from the change log.
+            if (connectionLost && stream != null && stream.backendPid() != 0 && backendGone(c, stream.backendPid())
+                    && !stillSubscriber(c)) {
                 return new ChangeSourceAbortedException("replication stream on slot " + slot + ": shutdown signal"
                         + " received (e.g. another replication manager taking over the replication stream)", failure);
             }

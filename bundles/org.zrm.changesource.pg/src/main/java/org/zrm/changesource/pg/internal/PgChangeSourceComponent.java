@@ -40,22 +40,44 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
         SlotOperations {
 
     private static final Logger LOG = LoggerFactory.getLogger(PgChangeSourceComponent.class);
-    private final PgChangeSource source;
+    private final PgChangeSource source;     // null when upstream.db is not a Postgres URI
     private final PgSourceSettings settings;
     private final ReplicaInitializer initializer;
     private final SlotSampler slots;
+    private final String configError;        // why, or null
 
     @Activate
     public PgChangeSourceComponent(PgChangeSourceConfig config) {
-        this.settings = settings(config);
+        PgSourceSettings parsed;
+        UpstreamDb upstream;
+        try {
+            parsed = settings(config);
+            upstream = new UpstreamDb(parsed.upstreamUri());
+        } catch (IllegalArgumentException e) {
+            if (isPostgresAddress(config.upstream_db())) {
+                throw e; // a broken Postgres URI or a bad shard: the configuration is wrong for this source
+            }
+            // The shipped configuration hands ZERO_UPSTREAM_DB to every source; in a runtime that
+            // selects another source (custom: a ws:// URL) this one is unusable but must not fail
+            // activation and log errors for a source nobody uses. Selected, it stops the streamer
+            // with this reason; /status shows it under changesource.pg.
+            this.configError = "pg change source not usable: " + e.getMessage();
+            this.source = null;
+            this.settings = null;
+            this.initializer = null;
+            this.slots = null;
+            LOG.info("{} (this matters only if changeSource.target selects zrm.changesource.type=pg)", configError);
+            return;
+        }
+        this.configError = null;
+        this.settings = parsed;
         this.initializer = ReplicaInitializers.forSettings(settings, InitialSyncOptions.defaults()
                 .withTableCopyWorkers(config.initialSync_tableCopyWorkers())
                 .withTextCopy(config.initialSync_textCopy())
                 .withRequireRowKey(config.tables_requireRowKey()));
         // One rule for both: a table initial sync would reject must not enter through the stream.
         TableValidator validator = new TableValidator(config.tables_requireRowKey());
-        this.source = new PgChangeSource(settings, initializer, validator, PgChangeSource.snapshotBackfills(
-                new UpstreamDb(settings.upstreamUri()),
+        this.source = new PgChangeSource(settings, initializer, validator, PgChangeSource.snapshotBackfills(upstream,
                 BackfillStreamOptions.defaults().withTextCopy(config.initialSync_textCopy())));
         // Started by initialize(): activation connects to nothing. From then on sampling goes on
         // between streams too, when the slot's WAL matters most.
@@ -64,6 +86,12 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
                 "zrm-pg-slot-sampler-" + settings.shard().schema());
         LOG.info("pg change source configured: upstream={} shard={} publications={} replica={}",
                 source.db(), settings.shard().schema(), settings.publications(), settings.replicaFile());
+    }
+
+    /** Blank, or shaped like a Postgres address: what this source must be able to parse. */
+    private static boolean isPostgresAddress(String uri) {
+        String u = uri == null ? "" : uri.strip().toLowerCase(java.util.Locale.ROOT);
+        return u.isEmpty() || u.startsWith("postgres://") || u.startsWith("postgresql://") || u.startsWith("jdbc:postgresql:");
     }
 
     static PgSourceSettings settings(PgChangeSourceConfig c) {
@@ -76,30 +104,43 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
 
     @Deactivate
     void deactivate() {
-        slots.close();
-        source.stop();
+        if (source != null) {
+            slots.close();
+            source.stop();
+        }
+    }
+
+    private PgChangeSource source() throws org.zrm.changesource.ChangeSourceAbortedException {
+        if (source == null) {
+            // Retrying cannot help until the configuration changes, which re-activates this component.
+            throw new org.zrm.changesource.ChangeSourceAbortedException(configError);
+        }
+        return source;
     }
 
     @Override
     public SubscriptionState initialize(boolean resetReplica) throws ChangeSourceException, InterruptedException {
+        PgChangeSource s = source();
         slots.start();
-        return source.initialize(resetReplica);
+        return s.initialize(resetReplica);
     }
 
     @Override
     public OptionalLong startLagReporter() throws ChangeSourceException {
-        return source.startLagReporter();
+        return source().startLagReporter();
     }
 
     @Override
     public ChangeStream startStream(String afterWatermark, List<BackfillRequest> backfillRequests)
             throws ChangeSourceException, InterruptedException {
-        return source.startStream(afterWatermark, backfillRequests);
+        return source().startStream(afterWatermark, backfillRequests);
     }
 
     @Override
     public void stop() {
-        source.stop();
+        if (source != null) {
+            source.stop();
+        }
     }
 
     @Override
@@ -110,6 +151,10 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
     @Override
     public Map<String, Object> status() {
         Map<String, Object> status = new LinkedHashMap<>();
+        if (source == null) {
+            status.put("error", configError);
+            return status;
+        }
         status.put("upstream", source.db().toString());
         status.put("shard", settings.shard().schema());
         status.put("publications", settings.publications());
@@ -123,6 +168,9 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
 
     @Override
     public List<String> orphanSlots() throws OperationException {
+        if (source == null) {
+            throw new OperationException(configError);
+        }
         try (java.sql.Connection c = source.db().open("zrm-shell")) {
             return org.zrm.changesource.pg.internal.sync.ReplicationSlots.orphanSlots(c, settings.shard());
         } catch (java.sql.SQLException e) {
@@ -132,6 +180,9 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
 
     @Override
     public void dropOrphanSlot(String slot) throws OperationException {
+        if (source == null) {
+            throw new OperationException(configError);
+        }
         java.util.Optional<String> refused;
         try (java.sql.Connection c = source.db().open("zrm-shell")) {
             refused = org.zrm.changesource.pg.internal.sync.ReplicationSlots.dropOrphanSlot(c, settings.shard(), slot);
@@ -145,6 +196,9 @@ public final class PgChangeSourceComponent implements ChangeSource, StatusContri
 
     @Override
     public void collect(MetricsSink sink) {
+        if (source == null) {
+            return;
+        }
         SourceMetrics.collect(slots.reading(), source.activity(), System.currentTimeMillis(), sink);
         BackfillMetrics.collect(source.backfillStatus(), sink);
         BackfillMetrics.collectSharing(source.streamSharing(), sink);

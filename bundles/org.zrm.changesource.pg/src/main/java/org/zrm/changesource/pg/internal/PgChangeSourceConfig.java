@@ -5,7 +5,7 @@ import org.osgi.service.metatype.annotations.AttributeType;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /** Configuration of PID {@code org.zrm.changesource.pg}; names follow zero-cache's options. */
-@ObjectClassDefinition(name = "ZRM Postgres change source",
+@ObjectClassDefinition(pid = "org.zrm.changesource.pg", name = "ZRM Postgres change source",
         description = "Logical replication from the upstream Postgres database (zero-cache's pg change source).")
 @interface PgChangeSourceConfig {
 

@@ -82,16 +82,6 @@ public record PgSourceSettings(String upstreamUri, ShardId shard, List<String> p
      * empty environment variable as {@code [""]}.
      */
     public static List<String> splitPublications(String[] values) {
-        List<String> out = new ArrayList<>();
-        if (values != null) {
-            for (String v : values) {
-                for (String p : v.split(",")) {
-                    if (!p.isBlank()) {
-                        out.add(p.trim());
-                    }
-                }
-            }
-        }
-        return out;
+        return org.zrm.config.Publications.split(values);
     }
 }

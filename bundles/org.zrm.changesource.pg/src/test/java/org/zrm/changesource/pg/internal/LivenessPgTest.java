@@ -26,6 +26,7 @@ import org.zrm.pgcluster.PgCluster;
 import org.zrm.protocol.ChangeStreamMessage;
 import org.zrm.protocol.ChangeStreamMessage.CommitMessage;
 import org.zrm.protocol.ChangeStreamMessage.StatusMessage;
+import org.zrm.testing.TcpProxy;
 import org.zrm.testing.TestPostgres;
 
 /**
@@ -209,6 +210,38 @@ class LivenessPgTest {
             } finally {
                 a.stop();
                 b.stop();
+                exec(c, "DROP SCHEMA IF EXISTS zero_0 CASCADE");
+            }
+        }
+    }
+
+    @Test
+    void aWalsenderEndedWithoutATakeoverIsRetriedNotAborted() throws Exception {
+        // wal_sender_timeout after a stall, or an administrator's pg_terminate_backend: the
+        // walsender is gone but no other manager wrote itself into subscriberContext.
+        try (Connection c = connect()) {
+            exec(c, "CREATE TABLE wt(id INT PRIMARY KEY)", "CREATE PUBLICATION wt_pub FOR TABLE wt");
+            String start = createSlot(c, "wt_slot");
+            exec(c, "DROP SCHEMA IF EXISTS zero_0 CASCADE");
+            createShardTables(c, "wt_slot", start, List.of("wt_pub"));
+            PgChangeSource a = initializedSource(settings(cluster.uri(dbName)), start, List.of("wt_pub"));
+            try {
+                ChangeStream stream = a.startStream(start, List.of());
+                long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                while (queryString(c, "SELECT active_pid FROM pg_replication_slots WHERE slot_name = 'wt_slot'") == null) {
+                    assertTrue(System.nanoTime() < deadline, "slot never became active");
+                    Thread.sleep(20);
+                }
+                exec(c, "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'wt_slot'");
+                org.zrm.changesource.ChangeSourceException e = assertThrows(
+                        org.zrm.changesource.ChangeSourceException.class, () -> stream.poll(Duration.ofSeconds(10)));
+                assertTrue(!(e instanceof ChangeSourceAbortedException) && e.isRetryable(), e.toString());
+                // And the retry streams again from the same slot.
+                ChangeStream again = a.startStream(start, List.of());
+                exec(c, "INSERT INTO wt VALUES (1)");
+                assertEquals(3, takeTransactions(again, 1, Duration.ofSeconds(10)).size());
+            } finally {
+                a.stop();
                 exec(c, "DROP SCHEMA IF EXISTS zero_0 CASCADE");
             }
         }

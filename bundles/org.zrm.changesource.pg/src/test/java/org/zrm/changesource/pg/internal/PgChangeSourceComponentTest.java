@@ -56,7 +56,20 @@ class PgChangeSourceComponentTest {
         assertThrows(IllegalArgumentException.class, () -> new PgChangeSourceComponent(config(Map.of("upstream_db", ""))));
         assertThrows(IllegalArgumentException.class, () -> new PgChangeSourceComponent(config(Map.of(
                 "upstream_db", "postgresql://u@127.0.0.1:1/db", "app_id", "Bad-App"))));
-        assertThrows(IllegalArgumentException.class, () -> new PgChangeSourceComponent(config(Map.of(
-                "upstream_db", "mysql://u@127.0.0.1:1/db"))));
+    }
+
+    @Test
+    void anAddressOfAnotherKindLeavesTheSourceRegisteredButUnusable() throws Exception {
+        // A runtime selecting the custom source hands its ws:// URL to every source.
+        PgChangeSourceComponent c = new PgChangeSourceComponent(config(Map.of("upstream_db",
+                "ws://127.0.0.1:1/changes/v0/stream?apiKey=secret")));
+        String error = (String) c.status().get("error");
+        assertTrue(error.startsWith("pg change source not usable: "), error);
+        assertTrue(!error.contains("secret"), error);
+        org.zrm.changesource.ChangeSourceAbortedException e = assertThrows(
+                org.zrm.changesource.ChangeSourceAbortedException.class, () -> c.initialize(false));
+        assertEquals(error, e.getMessage());
+        assertThrows(org.zrm.operator.OperationException.class, c::orphanSlots);
+        c.stop();
     }
 }

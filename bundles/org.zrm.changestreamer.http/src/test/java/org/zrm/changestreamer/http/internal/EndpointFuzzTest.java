@@ -21,6 +21,7 @@ import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 import org.zrm.changestreamer.http.internal.FakeChangeStreamer.FakeMessage;
 import org.zrm.changestreamer.http.internal.FakeChangeStreamer.FakeSubscription;
+import org.zrm.testing.fuzz.FuzzTries;
 
 /**
  * Fuzzes {@code /replication/v{N}/changes} and {@code /snapshot} over a real Jetty (issue #16,
@@ -70,8 +71,8 @@ class EndpointFuzzTest {
     @Property(tries = 120)
     void badRequestsAreClosedWithAReason(@ForAll long seed) throws Exception {
         Random r = new Random(seed);
-        String id = "fuzz" + (++connectionSeq);
-        String uri = server.ws(fuzzedPath(r) + fuzzedQuery(r, id));
+        List<String[]> query = fuzzedQuery(r, "fuzz" + (++connectionSeq));
+        String uri = server.ws(fuzzedPath(r) + queryString(query));
         TestClient client;
         try {
             client = new TestClient(uri);
@@ -81,7 +82,7 @@ class EndpointFuzzTest {
             return;
         }
         try (client) {
-            TestClient.Close close = awaitCloseOrServed(client, id);
+            TestClient.Close close = awaitCloseOrServed(client, servedId(query), uri);
             if (close != null) {
                 assertTrue(close.code() == 1002 || close.code() == 1013, "close code " + close.code() + " for " + uri);
                 assertReason(close, uri);
@@ -153,22 +154,44 @@ class EndpointFuzzTest {
         return prefix + "v" + URLEncoder.encode(version, StandardCharsets.UTF_8).replace("+", "%20") + "/" + endpoint;
     }
 
-    private static String fuzzedQuery(Random r, String id) {
-        List<String> pairs = new ArrayList<>();
+    /** @return name and value pairs; a {@code null} value is a bare name without {@code =} */
+    private static List<String[]> fuzzedQuery(Random r, String id) {
+        List<String[]> pairs = new ArrayList<>();
         if (r.nextInt(3) > 0) {
-            pairs.add("id=" + id); // usually valid, so that the other parameters get checked
+            pairs.add(new String[] {"id", id}); // usually valid, so that the other parameters get checked
         }
         for (int i = r.nextInt(8); i > 0; i--) {
             String name = PARAMS[r.nextInt(PARAMS.length)];
             String value = VALUES[r.nextInt(VALUES.length)];
-            pairs.add(enc(name) + (r.nextInt(8) == 0 ? "" : "=" + enc(value)));
+            pairs.add(new String[] {name, r.nextInt(8) == 0 ? null : value});
         }
         if (r.nextBoolean()) {
-            pairs.add("replicaVersion=abc");
-            pairs.add("watermark=123");
+            pairs.add(new String[] {"replicaVersion", "abc"});
+            pairs.add(new String[] {"watermark", "123"});
         }
         java.util.Collections.shuffle(pairs, r);
-        return pairs.isEmpty() ? "" : "?" + String.join("&", pairs);
+        return pairs;
+    }
+
+    private static String queryString(List<String[]> pairs) {
+        List<String> encoded = new ArrayList<>();
+        for (String[] p : pairs) {
+            encoded.add(enc(p[0]) + (p[1] == null ? "" : "=" + enc(p[1])));
+        }
+        return encoded.isEmpty() ? "" : "?" + String.join("&", encoded);
+    }
+
+    /**
+     * The id a served request subscribes with: the server reads the first {@code id} (a repeated
+     * one is ignored), so a fuzzed {@code id} shuffled ahead of the test's own is the one served.
+     */
+    private static String servedId(List<String[]> pairs) {
+        for (String[] p : pairs) {
+            if (p[0].equals("id")) {
+                return p[1] == null ? "" : p[1];
+            }
+        }
+        return null;
     }
 
     private static String enc(String s) {
@@ -274,21 +297,26 @@ class EndpointFuzzTest {
     // ------------------------------------------------------------------ checks
 
     /** @return the close, or {@code null} if the request was valid and got a subscription */
-    private static TestClient.Close awaitCloseOrServed(TestClient client, String id) throws Exception {
+    private static TestClient.Close awaitCloseOrServed(TestClient client, String id, String uri) throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
+        List<String> others = new ArrayList<>();
         while (System.nanoTime() < deadline) {
             if (client.closed.isDone()) {
                 return client.awaitClose();
             }
             FakeSubscription s = server.streamer.subscriptions.poll(20, TimeUnit.MILLISECONDS);
-            if (s != null && id.equals(s.context.id())) {
-                return null;
+            if (s != null) {
+                if (s.context.id().equals(id)) {
+                    return null;
+                }
+                others.add(s.context.id());
             }
             if (server.streamer.reservations.poll() != null) {
                 return null; // a valid snapshot request
             }
         }
-        throw new AssertionError("neither closed nor served within " + WAIT);
+        throw new AssertionError("neither closed nor served within " + WAIT + ": " + uri
+                + (others.isEmpty() ? "" : " (subscriptions seen meanwhile: " + others + ")"));
     }
 
     /**
@@ -338,12 +366,17 @@ class EndpointFuzzTest {
 
     private static FakeSubscription subscriptionOf(String id) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();
+        List<String> others = new ArrayList<>();
         while (System.nanoTime() < deadline) {
             FakeSubscription s = server.streamer.subscriptions.poll(50, TimeUnit.MILLISECONDS);
-            if (s != null && id.equals(s.context.id())) {
-                return s;
+            if (s != null) {
+                if (id.equals(s.context.id())) {
+                    return s;
+                }
+                others.add(s.context.id());
             }
         }
-        throw new AssertionError("no subscription for " + id);
+        throw new AssertionError("no subscription for " + id + " within " + WAIT
+                + (others.isEmpty() ? "" : " (others seen meanwhile: " + others + ")"));
     }
 }

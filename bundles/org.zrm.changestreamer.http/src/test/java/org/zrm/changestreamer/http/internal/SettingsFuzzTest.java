@@ -11,6 +11,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.zrm.testing.fuzz.FuzzTries;
 
 /**
  * Fuzzes the endpoint's configuration validation ({@link Settings#of}) with extreme and random

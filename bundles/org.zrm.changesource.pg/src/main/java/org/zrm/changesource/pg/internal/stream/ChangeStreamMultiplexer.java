@@ -310,8 +310,22 @@ public final class ChangeStreamMultiplexer {
     }
 
     /**
-     * Pushes one message of the holder's transaction, waiting while the buffer is at its bound
-     * (the consumer's back-pressure on a blocking producer).
+     * Most bytes (estimated in-memory size) a blocking producer may have waiting in the buffer
+     * before it pushes more. The buffer is shared: a replication transaction queued behind a
+     * backfill's messages waits until the consumer has stored and forwarded them all, however
+     * quickly the backfill yielded the reservation. With the buffer's own bound (16 MiB by
+     * default) that was up to 16 MiB of backfill rows in front of a live commit, 0.1 to 0.4 s at
+     * the rate a 2-core machine forwards them (the backfill benchmark's p99). 256 KiB, one backfill
+     * transaction ({@code BackfillManager.YIELD_BYTES}), still keeps a message ready for the
+     * consumer while the producer reads the next, and drains in under 10 ms at the 45 MB/s the
+     * consumer reached in that benchmark.
+     */
+    public static final long BLOCKING_PRODUCER_MAX_BUFFERED_BYTES = 256 * 1024;
+
+    /**
+     * Pushes one message of the holder's transaction, waiting while the buffer is at its bound or
+     * holds {@link #BLOCKING_PRODUCER_MAX_BUFFERED_BYTES} (the consumer's back-pressure on a
+     * blocking producer).
      *
      * @throws IllegalStateException if {@code r} does not hold the stream
      * @throws ChangeSourceException the end of the stream
@@ -321,7 +335,7 @@ public final class ChangeStreamMultiplexer {
             throws ChangeSourceException, InterruptedException {
         checkHolder(r);
         notifyListeners(message);
-        buffer.offerWhenRoom(message, cost);
+        buffer.offerWhenBelow(message, cost, BLOCKING_PRODUCER_MAX_BUFFERED_BYTES);
     }
 
     /**

@@ -18,8 +18,9 @@ import org.zrm.protocol.ChangeStreamMessage;
  * messages ({@link #offerAll}), so the buffer can exceed its bounds by one batch's output (at most
  * that many times the configured maximum replication message size); {@link #offer} and
  * {@link #offerAll} never block and never drop. A producer that may block (the backfill thread)
- * uses {@link #offerWhenRoom}, which waits while the buffer is at a bound and then adds one
- * message, so it overshoots the bounds by at most that message.
+ * uses {@link #offerWhenBelow}, which waits while the buffer is at a bound or holds the
+ * producer's own, lower byte bound, and then adds one message, so it overshoots the bounds by at
+ * most that message.
  *
  * <p><b>End.</b> {@link #finish} records how the stream ended. Messages already buffered are still
  * delivered for a clean end; for a failure the consumer sees the failure at once (undelivered
@@ -40,6 +41,8 @@ public final class MessageBuffer {
     private int costHead;
     private long bytes;
     private volatile boolean full;
+    // Producers blocked in offerWhenBelow; a take wakes them only when there are any.
+    private int waitingProducers;
     private ChangeSourceException end;
     private boolean endIsClean;
 
@@ -125,16 +128,25 @@ public final class MessageBuffer {
     }
 
     /**
-     * Waits until the buffer is below both bounds, then adds the message.
+     * Waits until the buffer is below both bounds and holds less than {@code byteBound} bytes,
+     * then adds the message. A producer that shares the buffer with the replication pump uses a
+     * small {@code byteBound} so that what it queued never stands long in front of the pump's
+     * messages; an empty buffer always takes one message, however large.
      *
      * @throws ChangeSourceException the end of the buffer, if it ended before or while waiting
      * @throws InterruptedException if interrupted while waiting; nothing was added
      */
-    public void offerWhenRoom(ChangeStreamMessage message, int cost) throws ChangeSourceException, InterruptedException {
+    public void offerWhenBelow(ChangeStreamMessage message, int cost, long byteBound)
+            throws ChangeSourceException, InterruptedException {
         lock.lockInterruptibly();
         try {
-            while (end == null && full) {
-                notFull.await();
+            while (end == null && (full || bytes >= byteBound)) {
+                waitingProducers++;
+                try {
+                    notFull.await();
+                } finally {
+                    waitingProducers--;
+                }
             }
             if (end != null) {
                 throw end;
@@ -224,8 +236,8 @@ public final class MessageBuffer {
             boolean wasFull = full;
             full = messages.size() >= maxMessages || bytes >= maxBytes;
             signal = wasFull && !full;
-            if (signal) {
-                notFull.signalAll();
+            if (waitingProducers > 0) {
+                notFull.signalAll(); // a producer may wait for a bound of its own, below the buffer's
             }
         } finally {
             lock.unlock();

@@ -22,6 +22,7 @@ import org.zrm.changesource.pg.internal.types.PgValueFormatException;
 import org.zrm.pgcluster.PgCluster;
 import org.zrm.testing.PgDatabase;
 import org.zrm.testing.TestPostgres;
+import org.zrm.testing.fuzz.FuzzTries;
 
 /**
  * Fuzzes {@link PgOutputParser} with mutated real captures (issue #16, fuzzed inputs). The

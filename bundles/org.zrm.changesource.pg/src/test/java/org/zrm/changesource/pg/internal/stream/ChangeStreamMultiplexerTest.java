@@ -140,18 +140,55 @@ class ChangeStreamMultiplexerTest {
         ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
         mux.push(r, begin, 64);
         mux.push(r, begin, 64); // now at the bound of 2 messages
-        CompletableFuture<Void> third = CompletableFuture.runAsync(() -> {
-            try {
-                mux.push(r, begin, 64);
-            } catch (ChangeSourceException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Void> third = pushInBackground(mux, r, begin, 64);
         assertThrows(java.util.concurrent.TimeoutException.class, () -> third.get(200, TimeUnit.MILLISECONDS),
                 "the push waits while the buffer is full");
         assertSame(begin, small.poll(Duration.ZERO));
         third.get(5, TimeUnit.SECONDS);
         assertEquals(2, small.size());
+    }
+
+    @Test
+    void aBlockingProducerKeepsAtMostItsOwnByteBoundInFrontOfTheReplicationPump() throws Exception {
+        // The buffer's own bounds (1024 messages, 16 MiB) are far away; the backfill's is 256 KiB.
+        MessageBuffer shared = new MessageBuffer(1024, 16 << 20, null);
+        ChangeStreamMultiplexer mux = new ChangeStreamMultiplexer("123", shared);
+        Reservation r = mux.tryReserve("backfill", null);
+        ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
+        int cost = 100 * 1024;
+        mux.push(r, begin, cost);
+        mux.push(r, begin, cost);
+        mux.push(r, begin, cost); // 300 KiB buffered: at the producer's bound
+        CompletableFuture<Void> fourth = pushInBackground(mux, r, begin, cost);
+        assertThrows(java.util.concurrent.TimeoutException.class, () -> fourth.get(200, TimeUnit.MILLISECONDS),
+                "the push waits while its own bound is reached, with the buffer far from full");
+        assertSame(begin, shared.poll(Duration.ZERO)); // 200 KiB left: below the bound
+        fourth.get(5, TimeUnit.SECONDS);
+        assertEquals(3, shared.size());
+        // The replication pump's non-blocking offers are not held to that bound.
+        assertTrue(shared.hasRoom());
+    }
+
+    @Test
+    void anEmptyBufferTakesOneBlockingMessageLargerThanTheProducersBound() throws Exception {
+        MessageBuffer shared = new MessageBuffer(1024, 16 << 20, null);
+        ChangeStreamMultiplexer mux = new ChangeStreamMultiplexer("123", shared);
+        Reservation r = mux.tryReserve("backfill", null);
+        ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
+        mux.push(r, begin, (int) ChangeStreamMultiplexer.BLOCKING_PRODUCER_MAX_BUFFERED_BYTES * 4);
+        assertEquals(1, shared.size());
+    }
+
+    /** A blocking push on another thread, for tests that expect it to wait. */
+    private static CompletableFuture<Void> pushInBackground(ChangeStreamMultiplexer mux, Reservation r,
+            ChangeStreamMessage message, int cost) {
+        return CompletableFuture.runAsync(() -> {
+            try {
+                mux.push(r, message, cost);
+            } catch (ChangeSourceException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     @Test
