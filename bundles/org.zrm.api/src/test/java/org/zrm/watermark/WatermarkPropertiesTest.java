@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.math.BigInteger;
 import java.util.regex.Pattern;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.zrm.testing.fuzz.FuzzTries;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Assume;
@@ -19,6 +21,7 @@ import net.jqwik.api.constraints.IntRange;
  * jqwik properties: the invariants Zero relies on (string order = numeric order) and the
  * round trips between LSN text, numbers and watermarks, over the whole unsigned 64-bit range.
  */
+@AddLifecycleHook(FuzzTries.class)
 class WatermarkPropertiesTest {
 
     private static final Pattern LSN_TEXT = Pattern.compile("[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}");

@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.math.BigDecimal;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.zrm.testing.fuzz.FuzzTries;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** Double formatting must equal JavaScript's {@code String(x)}; expectations taken from Node.js. */
+@AddLifecycleHook(FuzzTries.class)
 class JsNumbersTest {
 
     @ParameterizedTest(name = "{0} -> {1}")

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import net.jqwik.api.lifecycle.AddLifecycleHook;
+import org.zrm.testing.fuzz.FuzzTries;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -16,6 +18,7 @@ import net.jqwik.api.Provide;
  * The timestamp fast path must be bit-identical to the general (regex + BigInteger) path for every
  * text, and must leave BC, other year widths and invalid input to it.
  */
+@AddLifecycleHook(FuzzTries.class)
 class FastTimestampPropertyTest {
 
     @Property(tries = 20_000)
