@@ -1,5 +1,7 @@
 package org.zrm.changestreamer;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -14,6 +16,19 @@ public interface SubscriptionMessage {
      *     and the text must be sent without re-serialising it
      */
     String json();
+
+    /**
+     * The {@link #json()} text encoded as UTF-8, for a transport that writes bytes. A message that
+     * the streamer hands to many subscribers returns views of one shared encoding, so a fan-out
+     * encodes each message once rather than once per subscriber.
+     *
+     * @return a read-only buffer positioned at the first byte; each call returns a new view, so the
+     *     caller may move its position freely, but must not assume it owns the bytes
+     * @since 2.1
+     */
+    default ByteBuffer utf8() {
+        return ByteBuffer.wrap(json().getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
+    }
 
     /**
      * Reports that the subscriber has consumed this message (its frame was acknowledged, or an

@@ -10,7 +10,10 @@
  * <p>2.0: {@code scheduleCleanup} and {@code clearPendingCleanups} are gone from
  * {@link org.zrm.changestreamer.ChangeStreamer}. Purging is driven only by the active backup
  * monitor, through the {@link org.zrm.backup.CleanupScheduler} its coordinator hands it.
+ *
+ * <p>2.1: {@link org.zrm.changestreamer.SubscriptionMessage#utf8()}, the message's bytes shared by
+ * every subscriber it goes to.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.0.0")
+@org.osgi.annotation.versioning.Version("2.1.0")
 package org.zrm.changestreamer;

@@ -16,7 +16,9 @@ final class Workloads {
             org.zrm.bench.e2e.E2eWorkload.fanout(), org.zrm.bench.e2e.E2eWorkload.catchup(),
             org.zrm.bench.e2e.E2eWorkload.latency(),
             // backfill (issue: backfill)
-            org.zrm.bench.e2e.E2eWorkload.backfill()
+            org.zrm.bench.e2e.E2eWorkload.backfill(),
+            // memory (issue: fan-out performance)
+            org.zrm.bench.e2e.E2eWorkload.memory()
     );
 
     private Workloads() {

@@ -1,5 +1,6 @@
 package org.zrm.changestreamer.internal;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -65,7 +66,20 @@ final class Outbox implements Subscription {
      * @return the message, or {@code null} if the subscription has ended or the byte bound is hit
      *     (in the latter case the caller must fail the subscription)
      */
-    synchronized Message append(String json, String commitWatermark, Consumer<String> onConsumed) {
+    Message append(String json, String commitWatermark, Consumer<String> onConsumed) {
+        return append(json, null, commitWatermark, onConsumed);
+    }
+
+    /**
+     * {@link #append(String, String, Consumer)} of a change that every subscriber shares, so that
+     * the message hands out the change's one UTF-8 encoding ({@link SubscriptionMessage#utf8()}).
+     */
+    Message append(WatermarkedChange change, String commitWatermark, Consumer<String> onConsumed) {
+        return append(change.json(), change, commitWatermark, onConsumed);
+    }
+
+    private synchronized Message append(String json, WatermarkedChange shared, String commitWatermark,
+            Consumer<String> onConsumed) {
         if (ended || closed) {
             return null;
         }
@@ -73,7 +87,7 @@ final class Outbox implements Subscription {
         if (bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes) {
             return null;
         }
-        Message m = new Message(nextSeq++, json, commitWatermark, onConsumed);
+        Message m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
         bufferedBytes += size;
         untaken.addLast(m);
         unconsumed.addLast(m);
@@ -246,13 +260,17 @@ final class Outbox implements Subscription {
     final class Message implements SubscriptionMessage {
         private final long seq;
         private final String json;
+        /** The change this message carries, if it is shared with other subscribers; else null. */
+        private final WatermarkedChange shared;
         private final String commitWatermark;
         private final Consumer<String> onConsumed;
         final CompletableFuture<Result> result = new CompletableFuture<>();
 
-        private Message(long seq, String json, String commitWatermark, Consumer<String> onConsumed) {
+        private Message(long seq, String json, WatermarkedChange shared, String commitWatermark,
+                Consumer<String> onConsumed) {
             this.seq = seq;
             this.json = json;
+            this.shared = shared;
             this.commitWatermark = commitWatermark;
             this.onConsumed = onConsumed;
         }
@@ -260,6 +278,11 @@ final class Outbox implements Subscription {
         @Override
         public String json() {
             return json;
+        }
+
+        @Override
+        public ByteBuffer utf8() {
+            return shared != null ? shared.utf8() : SubscriptionMessage.super.utf8();
         }
 
         @Override

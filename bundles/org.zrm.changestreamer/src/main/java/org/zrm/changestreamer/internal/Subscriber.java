@@ -261,7 +261,7 @@ final class Subscriber {
         if (commit) {
             watermark = change.watermark();
         }
-        Outbox.Message m = outbox.append(change.json(), commit ? change.watermark() : null, commit ? this::onAcked : null);
+        Outbox.Message m = outbox.append(change, commit ? change.watermark() : null, commit ? this::onAcked : null);
         if (m == null) {
             return outbox.isClosed() ? SETTLED : overflow(outbox.bufferedBytes() + change.json().length());
         }

@@ -1,5 +1,7 @@
 package org.zrm.changestreamer.internal;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
@@ -7,16 +9,52 @@ import java.util.Objects;
  * message type for {@code begin}/{@code commit}/{@code rollback}, the change's tag for
  * {@code data}) and its serialised downstream text, shared by every subscriber.
  *
- * @param watermark the transaction's commit watermark
- * @param tag e.g. {@code begin}, {@code insert}, {@code update-table-metadata}, {@code commit}
- * @param json the downstream message text, sent verbatim
+ * <p>A class rather than a record only so that it can carry its text's UTF-8 encoding, made once
+ * on first use and then shared by every subscriber's transport (a fan-out to 50 WebSockets encodes
+ * each message once, not 50 times). It holds no other state; equality is by value.
  */
-record WatermarkedChange(String watermark, String tag, String json) {
+final class WatermarkedChange {
 
-    WatermarkedChange {
-        Objects.requireNonNull(watermark, "watermark");
-        Objects.requireNonNull(tag, "tag");
-        Objects.requireNonNull(json, "json");
+    private final String watermark;
+    private final String tag;
+    private final String json;
+    /**
+     * The encoding of {@link #json}. Racy on purpose, like {@link String#hashCode()}: two threads
+     * may both encode it, and either result is the same bytes. Never written to after publication.
+     */
+    private volatile byte[] utf8;
+
+    /**
+     * @param watermark the transaction's commit watermark
+     * @param tag e.g. {@code begin}, {@code insert}, {@code update-table-metadata}, {@code commit}
+     * @param json the downstream message text, sent verbatim
+     */
+    WatermarkedChange(String watermark, String tag, String json) {
+        this.watermark = Objects.requireNonNull(watermark, "watermark");
+        this.tag = Objects.requireNonNull(tag, "tag");
+        this.json = Objects.requireNonNull(json, "json");
+    }
+
+    String watermark() {
+        return watermark;
+    }
+
+    String tag() {
+        return tag;
+    }
+
+    String json() {
+        return json;
+    }
+
+    /** @return {@link #json()} as UTF-8, a read-only view of bytes shared by every caller */
+    ByteBuffer utf8() {
+        byte[] bytes = utf8;
+        if (bytes == null) {
+            bytes = json.getBytes(StandardCharsets.UTF_8);
+            utf8 = bytes;
+        }
+        return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
     }
 
     boolean isCommit() {
@@ -25,5 +63,21 @@ record WatermarkedChange(String watermark, String tag, String json) {
 
     boolean endsTransaction() {
         return "commit".equals(tag) || "rollback".equals(tag);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof WatermarkedChange c && watermark.equals(c.watermark) && tag.equals(c.tag)
+                && json.equals(c.json);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(watermark, tag, json);
+    }
+
+    @Override
+    public String toString() {
+        return "WatermarkedChange[watermark=" + watermark + ", tag=" + tag + ", json=" + json + "]";
     }
 }

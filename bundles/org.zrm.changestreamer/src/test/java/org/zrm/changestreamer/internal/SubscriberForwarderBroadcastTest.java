@@ -1,5 +1,6 @@
 package org.zrm.changestreamer.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -225,6 +226,35 @@ class SubscriberForwarderBroadcastTest {
         assertTrue(b.checkProgress(1000));
         assertTrue(b.isDone());
         assertEquals(1, b.pendingCount());
+    }
+
+    @Test
+    void subscribersOfOneChangeGetIndependentViewsOfItsUtf8() throws Exception {
+        Subscriber a = sub("a", "01", 6);
+        Subscriber b = sub("b", "01", 6);
+        a.setCaughtUp();
+        b.setCaughtUp();
+        WatermarkedChange change = new WatermarkedChange("0b", "insert",
+                "[\"data\",{\"tag\":\"insert\",\"t\":\"h\u00e9\ud83d\ude00\"}]");
+        a.send(change);
+        b.send(change);
+        a.outbox().take().consumed(); // the status frame
+        b.outbox().take().consumed();
+        SubscriptionMessage ma = a.outbox().take();
+        SubscriptionMessage mb = b.outbox().take();
+        byte[] expected = change.json().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.nio.ByteBuffer va = ma.utf8();
+        assertTrue(va.isReadOnly());
+        byte[] read = new byte[va.remaining()];
+        va.get(read); // moves only this view
+        assertArrayEquals(expected, read);
+        assertEquals(expected.length, mb.utf8().remaining());
+        assertEquals(java.nio.ByteBuffer.wrap(expected), mb.utf8());
+        assertEquals(java.nio.ByteBuffer.wrap(expected), ma.utf8(), "a new view on every call");
+        Outbox own = new Outbox("o", 1 << 20, () -> { }, t -> { });
+        own.append("[\"status\",{}]", null, null);
+        assertEquals(java.nio.ByteBuffer.wrap("[\"status\",{}]".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                own.take().utf8(), "a message of one subscriber alone is encoded from its text");
     }
 
     @Test

@@ -50,7 +50,7 @@ import org.zrm.pgcluster.PgCluster;
  */
 public final class E2eWorkload implements Workload {
 
-    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY, BACKFILL }
+    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY, BACKFILL, MEMORY }
 
     private static final String PUB = "bench_pub";
     private static final int FANOUT_SUBSCRIBERS = 50;
@@ -59,6 +59,9 @@ public final class E2eWorkload implements Workload {
     private static final double LATENCY_TARGET_P99_MS = 20;
     private static final double BACKFILL_RATE_TARGET = 0.5;
     private static final double BACKFILL_P99_FACTOR_TARGET = 2;
+    /** The heap the memory workload bounds the runtime to (issue: fan-out performance, item 5). */
+    private static final String MEMORY_HEAP = "-Xmx256m";
+    private static final double MEMORY_TIME_FACTOR_TARGET = 1.5;
 
     private final String name;
     private final Kind kind;
@@ -92,6 +95,10 @@ public final class E2eWorkload implements Workload {
         return new E2eWorkload("backfill", Kind.BACKFILL);
     }
 
+    public static E2eWorkload memory() {
+        return new E2eWorkload("memory", Kind.MEMORY);
+    }
+
     @Override
     public String name() {
         return name;
@@ -112,6 +119,8 @@ public final class E2eWorkload implements Workload {
             case LATENCY -> "W2 offered at 1,000 tx/s: commit upstream -> subscriber, p50/p99 (target p99 <= 20 ms)";
             case BACKFILL -> "a 1,000,000-row table joins the publication under 1,000 tx/s of W2: backfill rate vs COPY out"
                     + " (target 0.5), live p99 during vs before (target <= 2x and <= 20 ms), runtime peak heap";
+            case MEMORY -> "one 1,000,000-row transaction through source, storer, streamer and the in-process replicator"
+                    + " under " + MEMORY_HEAP + ": no OutOfMemoryError, time vs the same run unbounded (target <= 1.5x)";
         };
     }
 
@@ -158,6 +167,7 @@ public final class E2eWorkload implements Workload {
                 case CATCHUP -> measureCatchup();
                 case LATENCY -> List.of(measureLatency());
                 case BACKFILL -> measureBackfill();
+                case MEMORY -> measureMemory();
             };
         } finally {
             scheduler.shutdownNow();
@@ -487,6 +497,8 @@ public final class E2eWorkload implements Workload {
         double p99Before = percentile(before, 0.99);
         double p99During = percentile(during, 0.99);
         long[] heap = peakHeap(gcLog);
+        say("  live latency over the backfill (by commit time after the ALTER): %s",
+                timeline(committed, arrived, firstDuring, lastDuring, alterCommitted, 10));
         say("  backfill of %d rows in %.2f s = %.0f rows/s; live p99 %.2f ms before, %.2f ms during (%d transactions"
                 + " during); heap peak %d MB, peak after GC %d MB", rows, backfillSeconds, rate, p99Before, p99During,
                 during.length, heap[0], heap[1]);
@@ -521,6 +533,107 @@ public final class E2eWorkload implements Workload {
                 Result.custom("backfill-live-p99", latencyLine,
                         factor <= BACKFILL_P99_FACTOR_TARGET && p99During <= LATENCY_TARGET_P99_MS, details),
                 Result.custom("backfill-heap", heapLine, true, details));
+    }
+
+    /**
+     * memory: one transaction of {@code 1,000,000} rows (W1's shape) through the whole runtime,
+     * the in-process replicator included, once with the JVM's default heap and once under
+     * {@value #MEMORY_HEAP}, each on its own app (slot, change log, replica) reading the same WAL.
+     * Both runs stream the same warm-up first; the clock runs from the warm-up's last commit at the
+     * subscriber until the replica holds the big transaction. The bounded run must not end in an
+     * {@code OutOfMemoryError} (the runtime exits on one, which fails the run at once), and may take
+     * at most {@value #MEMORY_TIME_FACTOR_TARGET} times as long as the unbounded one.
+     */
+    private List<Result> measureMemory() throws Exception {
+        int rows = ctx.scaled(1_000_000);
+        App unbounded = prepare("memfree", null, true);
+        App bounded = prepare("mem256", null, true);
+        int warmRows = warmUp(rows, true);
+        String endLsn = load(rows, 1, true);
+        long lastId = nextId - 1;
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("rows", rows);
+        details.put("transactions", 1);
+        double[] free = memoryRun(unbounded, "", endLsn, warmRows, rows, lastId);
+        say("  default heap: %.3f s; heap peak %.0f MB, peak after GC %.0f MB", free[0], free[1], free[2]);
+        double[] small = memoryRun(bounded, MEMORY_HEAP, endLsn, warmRows, rows, lastId);
+        say("  %s: %.3f s; heap peak %.0f MB, peak after GC %.0f MB", MEMORY_HEAP, small[0], small[1], small[2]);
+        details.put("unboundedSeconds", free[0]);
+        details.put("unboundedHeapPeakMb", free[1]);
+        details.put("unboundedHeapPeakAfterGcMb", free[2]);
+        details.put("boundedSeconds", small[0]);
+        details.put("boundedHeap", MEMORY_HEAP);
+        details.put("boundedHeapPeakMb", small[1]);
+        details.put("boundedHeapPeakAfterGcMb", small[2]);
+        double factor = small[0] / free[0];
+        String line = String.format(Locale.ROOT, "bounded_s=%.3f unbounded_s=%.3f factor=%.2f target_factor=%s heap=%s"
+                + " peak_after_gc_mb=%.0f oom=no", small[0], free[0], factor, trim(MEMORY_TIME_FACTOR_TARGET),
+                MEMORY_HEAP.substring("-Xmx".length()), small[2]);
+        return List.of(Result.custom("memory", line, factor <= MEMORY_TIME_FACTOR_TARGET, details));
+    }
+
+    /**
+     * One run of the memory workload.
+     *
+     * @return seconds until the replica held row {@code lastId}, the heap peak and the peak after a
+     *     collection in MB (from the GC log)
+     */
+    private double[] memoryRun(App app, String heap, String endLsn, int warmRows, int rows, long lastId)
+            throws Exception {
+        Path gcLog = app.dir.resolve("gc.log");
+        app.javaOpts = (heap + " -XX:+ExitOnOutOfMemoryError -Xlog:gc:file=" + gcLog).strip();
+        Path replica = app.dir.resolve("state").resolve("zero.db");
+        try (RuntimeProcess rt = app.start(Map.of());
+                WsSubscriber sub = WsSubscriber.connect(rt.port(), "memory", app.replicaVersion, app.lastWatermark(),
+                        "serving", null)) {
+            long t0 = sub.awaitInserts(warmRows, 600_000);
+            try {
+                sub.awaitInserts(warmRows + (long) rows, 600_000);
+            } catch (IllegalStateException e) {
+                String log = java.nio.file.Files.readString(rt.log());
+                if (log.contains("OutOfMemoryError")) {
+                    throw new IllegalStateException("the runtime ran out of memory under " + heap + "; see " + rt.log(), e);
+                }
+                throw e;
+            }
+            awaitConfirmed(app, endLsn);
+            long t1 = awaitReplicaRow(replica, lastId, rt, 600_000);
+            long[] peaks = peakHeap(gcLog);
+            return new double[] {(t1 - t0) / 1e9, peaks[0], peaks[1]};
+        }
+    }
+
+    /**
+     * Waits until the replica file's {@code t} holds row {@code id}. The replicator applies an
+     * upstream transaction as one SQLite transaction, so that row appears with the whole
+     * transaction. Polled every 20 ms (another process's file; an indexed lookup), bounded.
+     *
+     * @return the {@link System#nanoTime()} at which it was seen
+     */
+    private static long awaitReplicaRow(Path replica, long id, RuntimeProcess rt, long timeoutMs) throws Exception {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        String url = "jdbc:sqlite:file:" + replica + "?mode=ro";
+        SQLException last = null;
+        while (System.nanoTime() < deadline) {
+            if (java.nio.file.Files.isRegularFile(replica)) {
+                try (Connection c = java.sql.DriverManager.getConnection(url);
+                        PreparedStatement ps = c.prepareStatement("SELECT 1 FROM t WHERE id = ?")) {
+                    ps.setLong(1, id);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (rs.next()) {
+                            return System.nanoTime();
+                        }
+                    }
+                } catch (SQLException busyOrNotYet) {
+                    // the replicator holds a lock, or has not created the table yet: try again,
+                    // and report the last such error if the row never shows
+                    last = busyOrNotYet;
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new IllegalStateException("the replica " + replica + " did not receive row " + id + " within "
+                + timeoutMs + " ms; see " + rt.log(), last);
     }
 
     /**
@@ -575,6 +688,34 @@ public final class E2eWorkload implements Workload {
         return ms;
     }
 
+    /**
+     * Where in time a p99 comes from: transactions {@code from} to {@code to} split into
+     * {@code slices} equal spans of commit time after {@code t0}, each as {@code +start_ms
+     * p99/max (count)}. A p99 over a few seconds is set by its longest stall, and this shows
+     * whether that is one stall (at the start, at the end) or a steady delay.
+     */
+    private static String timeline(long[] committed, long[] arrived, int from, int to, long t0, int slices) {
+        if (to <= from) {
+            return "(no transactions)";
+        }
+        long span = Math.max(1, committed[to - 1] - t0);
+        List<List<Double>> bySlice = new ArrayList<>();
+        for (int k = 0; k < slices; k++) {
+            bySlice.add(new ArrayList<>());
+        }
+        for (int i = from; i < to; i++) {
+            int k = (int) Math.min(slices - 1, Math.max(0, (committed[i] - t0) * slices / span));
+            bySlice.get(k).add((arrived[i] - committed[i]) / 1e6);
+        }
+        StringBuilder b = new StringBuilder();
+        for (int k = 0; k < slices; k++) {
+            double[] ms = bySlice.get(k).stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            b.append(String.format(Locale.ROOT, "%s+%dms %.0f/%.0f (%d)", k == 0 ? "" : ", ", span * k / slices / 1_000_000,
+                    percentile(ms, 0.99), ms.length == 0 ? 0 : ms[ms.length - 1], ms.length));
+        }
+        return b.toString();
+    }
+
     private static double percentile(double[] sorted, double p) {
         return sorted.length == 0 ? 0 : sorted[(int) Math.floor(p * (sorted.length - 1))];
     }
@@ -611,6 +752,8 @@ public final class E2eWorkload implements Workload {
         String javaOpts;
         /** {@code ZERO_APP_PUBLICATIONS}; {@code null} for zero-cache's default (every table of public). */
         String publications;
+        /** Whether the in-process replicator runs (it keeps {@code state/zero.db} up to date). */
+        boolean replicator;
 
         App(String id) throws IOException {
             this.id = id;
@@ -637,9 +780,11 @@ public final class E2eWorkload implements Workload {
             Map<String, String> streamer = new LinkedHashMap<>(streamerOverrides);
             Map<String, Map<String, String>> overrides = new LinkedHashMap<>();
             overrides.put("org.zrm.changestreamer", streamer);
-            // The backup-mode replicator is not part of these workloads (source, storer, streamer,
+            // The backup-mode replicator is not part of most workloads (source, storer, streamer,
             // subscriber); without its configuration it stays inactive.
-            overrides.put("org.zrm.replicator", null);
+            if (!replicator) {
+                overrides.put("org.zrm.replicator", null);
+            }
             return RuntimeProcess.start(ctx.home(), dir, env, zeroPort, overrides);
         }
 
@@ -692,8 +837,14 @@ public final class E2eWorkload implements Workload {
 
     /** {@link #prepare(String)} with {@code ZERO_APP_PUBLICATIONS}. */
     private App prepare(String appId, String publications) throws Exception {
+        return prepare(appId, publications, false);
+    }
+
+    /** {@link #prepare(String, String)}, with the in-process replicator if {@code replicator}. */
+    private App prepare(String appId, String publications, boolean replicator) throws Exception {
         App app = new App(appId);
         app.publications = publications;
+        app.replicator = replicator;
         long t0 = System.nanoTime();
         try (ChangeStreamerProcess rt = app.startStreamer()) {
             app.replicaVersion = awaitReplicaVersion(rt, app);
@@ -724,7 +875,8 @@ public final class E2eWorkload implements Workload {
         throw new IllegalStateException("app " + app.id + " did not finish initial sync; see " + rt.log());
     }
 
-    private record Measured(double seconds, double subscribersDoneSeconds, int subscribers, Object streamer) {
+    private record Measured(double seconds, double subscribersDoneSeconds, int subscribers, int reconnects,
+            Object streamer) {
         Map<String, Object> json(String what, int rep) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("what", what);
@@ -732,6 +884,7 @@ public final class E2eWorkload implements Workload {
             m.put("seconds", seconds);
             m.put("lastSubscriberDoneSeconds", subscribersDoneSeconds);
             m.put("subscribers", subscribers);
+            m.put("reconnects", reconnects);
             m.put("streamerStatusAfter", streamer);
             return m;
         }
@@ -762,9 +915,14 @@ public final class E2eWorkload implements Workload {
                 awaitConfirmed(app, endLsn);
                 long t1 = System.nanoTime();
                 Object streamer = rt.statusSummary();
+                int reconnects = subs.stream().mapToInt(WsSubscriber::reconnects).sum();
                 say("    streamer after the run: %s", streamer);
                 say("    warm-up of %d rows streamed in %.3f s after connecting", warmRows, (t0 - connected) / 1e9);
-                return new Measured((t1 - t0) / 1e9, (lastDone - t0) / 1e9, subscribers, streamer);
+                if (reconnects > 0) {
+                    say("    %d reconnect(s) of subscribers the slow-subscriber bound disconnected (they resumed"
+                            + " from the change log)", reconnects);
+                }
+                return new Measured((t1 - t0) / 1e9, (lastDone - t0) / 1e9, subscribers, reconnects, streamer);
             } finally {
                 subs.forEach(WsSubscriber::close);
             }

@@ -63,7 +63,7 @@ public final class ChangesConnection extends WsConnection {
             while (message != null) {
                 // Everything already queued goes out as one burst: flush only after its last frame.
                 SubscriptionMessage next = sub.poll();
-                if (!sendFrame(message.json(), message::consumed, next == null)) {
+                if (!sendFrame(message.json(), message.utf8(), message::consumed, next == null)) {
                     return; // connection ended; ended() closed the subscription
                 }
                 message = next != null ? next : sub.take();

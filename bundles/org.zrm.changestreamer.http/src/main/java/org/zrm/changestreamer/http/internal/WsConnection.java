@@ -19,7 +19,6 @@ import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
 import org.zrm.protocol.json.ProtocolException;
 import org.zrm.protocol.subscriber.Ack;
-import org.zrm.protocol.subscriber.Frame;
 
 /**
  * One server-side WebSocket of the change-streamer endpoints: the parts {@code /changes} and
@@ -187,7 +186,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      * @return {@code false} if the connection ended, so the message was not sent
      */
     final boolean sendFrame(String msg, Runnable onConsumed) throws InterruptedException {
-        return sendFrame(msg, onConsumed, true);
+        return sendFrame(msg, null, onConsumed, true);
     }
 
     /**
@@ -196,10 +195,24 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      * system call (and one wake-up of the client) per message. The caller passes {@code true} for
      * the last frame of a burst. Before waiting on a send window the held frames are flushed, so the
      * sender never waits for write completions of frames it is itself holding back.
+     *
+     * <p>The frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: when
+     * {@code msgUtf8} is given (the encoding the streamer shares among all subscribers of a
+     * message), only the short id prefix is encoded here and the message bytes are copied, not
+     * re-encoded. The send windows count characters of the frame text, as before, so the bounds
+     * mean the same whichever way the frame was built.
+     *
+     * @param msg the serialised message, inserted verbatim
+     * @param msgUtf8 {@code msg} as UTF-8, or {@code null} to encode it here; not modified
+     * @param onConsumed called once when the client acknowledges the frame (never if the
+     *     connection ends first)
+     * @param flush whether to write this frame and those held before it now
+     * @return {@code false} if the connection ended, so the message was not sent
      */
-    final boolean sendFrame(String msg, Runnable onConsumed, boolean flush) throws InterruptedException {
-        String frame = new Frame(lastFrameId + 1, msg).toJson();
-        long chars = frame.length();
+    final boolean sendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush)
+            throws InterruptedException {
+        String prefix = framePrefix(lastFrameId + 1);
+        long chars = prefix.length() + msg.length() + 1L;
         if (!unacked.fits(chars) || !queued.fits(chars)) {
             flushHeldFrames();
         }
@@ -222,13 +235,32 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         };
         CoreSession core = coreSession();
         if (core == null) {
-            session.sendText(frame, Callback.from(written, failed));
+            session.sendText(prefix + msg + '}', Callback.from(written, failed));
         } else {
-            core.sendFrame(new org.eclipse.jetty.websocket.core.Frame(OpCode.TEXT).setPayload(frame),
+            ByteBuffer body = msgUtf8 != null ? msgUtf8.duplicate() : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
+            core.sendFrame(new org.eclipse.jetty.websocket.core.Frame(OpCode.TEXT).setPayload(framePayload(prefix, body)),
                     org.eclipse.jetty.util.Callback.from(written, failed), !flush);
             holdingFrames = !flush;
         }
         return true;
+    }
+
+    /** @return {@code {"id":<id>,"msg":}, the part of a frame before its message (ASCII) */
+    static String framePrefix(long id) {
+        return "{\"id\":" + id + ",\"msg\":";
+    }
+
+    /**
+     * @return a new buffer, ready to read, holding {@code prefix} (ASCII), the remaining bytes of
+     *     {@code body} and the closing brace; {@code body}'s position moves to its limit
+     */
+    static ByteBuffer framePayload(String prefix, ByteBuffer body) {
+        ByteBuffer payload = ByteBuffer.allocate(prefix.length() + body.remaining() + 1);
+        for (int i = 0; i < prefix.length(); i++) {
+            payload.put((byte) prefix.charAt(i));
+        }
+        payload.put(body).put((byte) '}');
+        return payload.flip();
     }
 
     /** Writes frames Jetty holds in its batch buffer (sender thread only). */

@@ -1,5 +1,6 @@
 package org.zrm.changestreamer.http.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -288,6 +290,43 @@ class ChangesEndpointTest {
             FakeSubscription sub = server.streamer.nextSubscription();
             sub.push(msg);
             assertEquals("{\"id\":1,\"msg\":" + msg + "}", client.next());
+        }
+    }
+
+    @Test
+    void oneSharedEncodingIsFramedForEverySubscriberWithItsOwnIdsAndLeftUntouched() throws Exception {
+        // The streamer hands every subscriber views of one encoding; the transport must copy from
+        // it without moving it, so even the very same buffer object serves each connection whole.
+        String first = "[\"data\",{\"tag\":\"insert\",\"new\":{\"t\":\"h\u00e9\u4e16\ud83d\ude00\"}}]";
+        String second = "[\"commit\",{\"tag\":\"commit\"},{\"watermark\":\"0a\"}]";
+        ByteBuffer shared = ByteBuffer.wrap(second.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
+        FakeMessage secondMessage = new FakeMessage(second, shared);
+        try (TestClient a = new TestClient(server.ws(CHANGES + QUERY))) {
+            FakeSubscription subA = server.streamer.nextSubscription();
+            try (TestClient b = new TestClient(server.ws(CHANGES + QUERY.replace("id=foo", "id=bar")))) {
+                FakeSubscription subB = server.streamer.nextSubscription();
+                subA.push(first);
+                subA.push(secondMessage);
+                subB.push(secondMessage);
+                assertEquals("{\"id\":1,\"msg\":" + first + "}", a.next());
+                assertEquals("{\"id\":2,\"msg\":" + second + "}", a.next());
+                assertEquals("{\"id\":1,\"msg\":" + second + "}", b.next());
+                assertEquals(0, shared.position());
+                assertEquals(second.getBytes(StandardCharsets.UTF_8).length, shared.remaining());
+            }
+        }
+    }
+
+    @Test
+    void framePayloadIsTheFrameTextInUtf8() {
+        String msg = "[\"data\",{\"s\":\"\u00e9\ud83d\ude00" + (char) 0xD800 + "x\"}]"; // a lone surrogate too
+        for (long id : new long[] {1, 9, 10, 12345678901L}) {
+            ByteBuffer payload = WsConnection.framePayload(WsConnection.framePrefix(id),
+                    ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8)));
+            byte[] bytes = new byte[payload.remaining()];
+            payload.get(bytes);
+            assertArrayEquals(new org.zrm.protocol.subscriber.Frame(id, msg).toJson().getBytes(StandardCharsets.UTF_8),
+                    bytes);
         }
     }
 

@@ -1,5 +1,6 @@
 package org.zrm.changestreamer.http.internal;
 
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
@@ -67,7 +68,7 @@ final class FakeChangeStreamer implements ChangeStreamer {
 
     /** A subscription fed by the test. */
     static final class FakeSubscription implements Subscription {
-        private static final FakeMessage END = new FakeMessage("<end>");
+        private static final FakeMessage END = new FakeMessage("<end>", null);
 
         final SubscriberContext context;
         private final BlockingQueue<FakeMessage> queue = new LinkedBlockingQueue<>();
@@ -80,7 +81,10 @@ final class FakeChangeStreamer implements ChangeStreamer {
         }
 
         FakeMessage push(String json) {
-            FakeMessage m = new FakeMessage(json);
+            return push(new FakeMessage(json, null));
+        }
+
+        FakeMessage push(FakeMessage m) {
             queue.add(m);
             return m;
         }
@@ -131,15 +135,23 @@ final class FakeChangeStreamer implements ChangeStreamer {
     /** A message whose consumption the test can await. */
     static final class FakeMessage implements SubscriptionMessage {
         private final String json;
+        private final ByteBuffer utf8;
         private final CountDownLatch consumed = new CountDownLatch(1);
 
-        FakeMessage(String json) {
+        /** @param utf8 returned as it is by every {@link #utf8()}, or {@code null} for the default */
+        FakeMessage(String json, ByteBuffer utf8) {
             this.json = json;
+            this.utf8 = utf8;
         }
 
         @Override
         public String json() {
             return json;
+        }
+
+        @Override
+        public ByteBuffer utf8() {
+            return utf8 != null ? utf8 : SubscriptionMessage.super.utf8();
         }
 
         @Override
