@@ -11,6 +11,7 @@ import java.net.Socket;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
@@ -52,6 +53,8 @@ final class WsSubscriber implements AutoCloseable {
     private final String replicaVersion;
     private final String mode;
     private final LongConsumer onInsertId;
+    /** Where the message of every frame goes, for the minimal writer; {@code null} if not captured. */
+    private final List<byte[]> capture;
     /** Replaced by the reader thread on a reconnect; read by {@link #close()}. */
     private volatile Socket socket;
     private InputStream in; // reader thread only, after the handshake
@@ -70,13 +73,17 @@ final class WsSubscriber implements AutoCloseable {
     private volatile String error;
     private volatile boolean closed;
     private volatile int reconnects;
+    private volatile long frames;
+    /** {@link #capture}'s size at the latest commit; reader thread only. */
+    private int capturedAtLastCommit;
     private long lastInsertId = Long.MIN_VALUE; // reader thread only
     /** The watermark to resume from: the last commit's, or the one first connected at (reader thread only). */
     private String resumeAt;
 
     private WsSubscriber(String name, int port, String replicaVersion, String watermark, String mode,
-            LongConsumer onInsertId) {
+            LongConsumer onInsertId, List<byte[]> capture) {
         this.name = name;
+        this.capture = capture;
         this.port = port;
         this.replicaVersion = replicaVersion;
         this.resumeAt = watermark;
@@ -95,7 +102,21 @@ final class WsSubscriber implements AutoCloseable {
      */
     static WsSubscriber connect(int port, String id, String replicaVersion, String watermark, String mode,
             LongConsumer onInsertId) throws IOException {
-        WsSubscriber s = new WsSubscriber(id, port, replicaVersion, watermark, mode, onInsertId);
+        return start(new WsSubscriber(id, port, replicaVersion, watermark, mode, onInsertId, null));
+    }
+
+    /**
+     * Connects like {@link #connect} in {@code serving} mode, and also appends the message of every
+     * frame received ({@code <message>} of {@code {"id":n,"msg":<message>}}, the bytes as sent) to
+     * {@code sink}, on the reader thread: the stream a {@link MinimalFanoutWriter} then replays.
+     * Read {@code sink} only after {@link #close()}.
+     */
+    static WsSubscriber connectCapturing(int port, String id, String replicaVersion, String watermark,
+            List<byte[]> sink) throws IOException {
+        return start(new WsSubscriber(id, port, replicaVersion, watermark, "serving", null, sink));
+    }
+
+    private static WsSubscriber start(WsSubscriber s) throws IOException {
         s.open();
         s.reader.start();
         return s;
@@ -142,6 +163,9 @@ final class WsSubscriber implements AutoCloseable {
         pendingAcks.reset();
         inserts = insertsAtLastCommit;
         lastInsertId = Long.MIN_VALUE;
+        if (capture != null) {
+            capture.subList(capturedAtLastCommit, capture.size()).clear(); // they are sent again
+        }
         open();
     }
 
@@ -201,11 +225,20 @@ final class WsSubscriber implements AutoCloseable {
                 }
                 switch (opcode) {
                     case 0x1, 0x0 -> {
-                        if (fin && fragments.size() == 0 && opcode == 0x1 && fastDataFrame(payload)) {
-                            break;
+                        boolean whole = fin && fragments.size() == 0 && opcode == 0x1;
+                        if (whole) {
+                            frames++;
+                            captured(payload);
+                            if (fastDataFrame(payload)) {
+                                break;
+                            }
                         }
                         fragments.write(payload);
                         if (fin) {
+                            if (!whole) { // the last fragment of a fragmented message
+                                frames++;
+                                captured(fragments.toByteArray());
+                            }
                             message.setLength(0);
                             message.append(fragments.toString(StandardCharsets.UTF_8));
                             fragments.reset();
@@ -250,6 +283,24 @@ final class WsSubscriber implements AutoCloseable {
             throw new EOFException("connection closed");
         }
         return b;
+    }
+
+    /** Appends the message part of a frame's payload to {@link #capture}, if capturing. */
+    private void captured(byte[] framePayload) {
+        if (capture == null) {
+            return;
+        }
+        int i = 6; // after {"id":
+        while (framePayload[i] != ',') {
+            i++;
+        }
+        int from = i + ",\"msg\":".length();
+        capture.add(java.util.Arrays.copyOfRange(framePayload, from, framePayload.length - 1));
+    }
+
+    /** Text frames received, over all connections. */
+    long frames() {
+        return frames;
     }
 
     private static final byte[] DATA_PREFIX = ",\"msg\":[\"data\",{\"tag\":\"".getBytes(StandardCharsets.US_ASCII);
@@ -327,6 +378,7 @@ final class WsSubscriber implements AutoCloseable {
                 }
                 lastCommitNanos = now;
                 insertsAtLastCommit = inserts;
+                capturedAtLastCommit = capture == null ? 0 : capture.size();
                 commits++;
                 if (onInsertId != null && lastInsertId != Long.MIN_VALUE) {
                     onInsertId.accept(lastInsertId);
