@@ -17,9 +17,26 @@ public record Frame(long id, String msg) {
         Objects.requireNonNull(msg, "msg");
     }
 
+    /** The character that ends every frame, after its message. */
+    public static final char END = '}';
+
+    /**
+     * The frame text before its message, {@code {"id":<id>,"msg":}} (ASCII). A server that sends one
+     * message to many connections writes this per connection, then the message's shared bytes, then
+     * {@link #END}.
+     *
+     * @param id the frame's message number
+     * @return the text up to the message
+     * @since 1.1
+     */
+    public static String prefix(long id) {
+        return "{\"id\":" + id + ",\"msg\":";
+    }
+
     /** The frame text, {@code {"id":<id>,"msg":<msg>}}. */
     public String toJson() {
-        return new StringBuilder(msg.length() + 28).append("{\"id\":").append(id)
-                .append(",\"msg\":").append(msg).append('}').toString();
+        String prefix = prefix(id);
+        return new StringBuilder(prefix.length() + msg.length() + 1).append(prefix).append(msg).append(END)
+                .toString();
     }
 }

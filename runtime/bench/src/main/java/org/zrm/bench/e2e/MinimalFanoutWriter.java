@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import org.zrm.protocol.subscriber.Frame;
 
 /**
  * fanout-W4's limit: the least a WebSocket server can do to deliver the same frames to the same
@@ -124,7 +125,7 @@ final class MinimalFanoutWriter implements AutoCloseable {
     }
 
     private static byte[] prefix(long id) {
-        return ("{\"id\":" + id + ",\"msg\":").getBytes(StandardCharsets.US_ASCII);
+        return Frame.prefix(id).getBytes(StandardCharsets.US_ASCII);
     }
 
     @Override
@@ -376,7 +377,7 @@ final class MinimalFanoutWriter implements AutoCloseable {
             } else {
                 b.put((byte) 127).putLong(payload);
             }
-            b.put(prefix).put(msg).put((byte) '}');
+            b.put(prefix).put(msg).put((byte) Frame.END);
         }
     }
 

@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
 import org.zrm.protocol.json.ProtocolException;
 import org.zrm.protocol.subscriber.Ack;
+import org.zrm.protocol.subscriber.Frame;
 
 /**
  * One server-side WebSocket of the change-streamer endpoints: the parts {@code /changes} and
@@ -211,7 +212,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      */
     final boolean sendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush)
             throws InterruptedException {
-        String prefix = framePrefix(lastFrameId + 1);
+        String prefix = Frame.prefix(lastFrameId + 1);
         long chars = prefix.length() + msg.length() + 1L;
         if (!unacked.fits(chars) || !queued.fits(chars)) {
             flushHeldFrames();
@@ -235,7 +236,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         };
         CoreSession core = coreSession();
         if (core == null) {
-            session.sendText(prefix + msg + '}', Callback.from(written, failed));
+            session.sendText(prefix + msg + Frame.END, Callback.from(written, failed));
         } else {
             ByteBuffer body = msgUtf8 != null ? msgUtf8.duplicate() : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
             core.sendFrame(new org.eclipse.jetty.websocket.core.Frame(OpCode.TEXT).setPayload(framePayload(prefix, body)),
@@ -245,21 +246,17 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         return true;
     }
 
-    /** @return {@code {"id":<id>,"msg":}, the part of a frame before its message (ASCII) */
-    static String framePrefix(long id) {
-        return "{\"id\":" + id + ",\"msg\":";
-    }
-
     /**
-     * @return a new buffer, ready to read, holding {@code prefix} (ASCII), the remaining bytes of
-     *     {@code body} and the closing brace; {@code body}'s position moves to its limit
+     * @return a new buffer, ready to read, holding {@code prefix} ({@link Frame#prefix}, ASCII), the
+     *     remaining bytes of {@code body} and {@link Frame#END}; {@code body}'s position moves to its
+     *     limit
      */
     static ByteBuffer framePayload(String prefix, ByteBuffer body) {
         ByteBuffer payload = ByteBuffer.allocate(prefix.length() + body.remaining() + 1);
         for (int i = 0; i < prefix.length(); i++) {
             payload.put((byte) prefix.charAt(i));
         }
-        payload.put(body).put((byte) '}');
+        payload.put(body).put((byte) Frame.END);
         return payload.flip();
     }
 

@@ -321,7 +321,7 @@ class ChangesEndpointTest {
     void framePayloadIsTheFrameTextInUtf8() {
         String msg = "[\"data\",{\"s\":\"\u00e9\ud83d\ude00" + (char) 0xD800 + "x\"}]"; // a lone surrogate too
         for (long id : new long[] {1, 9, 10, 12345678901L}) {
-            ByteBuffer payload = WsConnection.framePayload(WsConnection.framePrefix(id),
+            ByteBuffer payload = WsConnection.framePayload(org.zrm.protocol.subscriber.Frame.prefix(id),
                     ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8)));
             byte[] bytes = new byte[payload.remaining()];
             payload.get(bytes);
