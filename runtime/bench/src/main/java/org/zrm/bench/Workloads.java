@@ -18,7 +18,9 @@ final class Workloads {
             // backfill (issue: backfill)
             org.zrm.bench.e2e.E2eWorkload.backfill(),
             // memory (issue: fan-out performance)
-            org.zrm.bench.e2e.E2eWorkload.memory()
+            org.zrm.bench.e2e.E2eWorkload.memory(),
+            // initial-sync, W6 (issue: fan-out performance)
+            org.zrm.bench.e2e.E2eWorkload.initialSync()
     );
 
     private Workloads() {

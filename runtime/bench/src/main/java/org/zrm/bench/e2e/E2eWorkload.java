@@ -22,6 +22,7 @@ import org.zrm.bench.Workload;
 import org.zrm.bench.source.ProcCpu;
 import org.zrm.bench.source.RecvLogical;
 import org.zrm.bench.source.WalSenders;
+import org.zrm.bench.storer.W3Upstream;
 import org.zrm.pgcluster.PgCluster;
 
 /**
@@ -50,7 +51,7 @@ import org.zrm.pgcluster.PgCluster;
  */
 public final class E2eWorkload implements Workload {
 
-    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY, BACKFILL, MEMORY }
+    private enum Kind { W1, W2, FANOUT, CATCHUP, LATENCY, BACKFILL, MEMORY, INITIAL_SYNC }
 
     private static final String PUB = "bench_pub";
     private static final int FANOUT_SUBSCRIBERS = 50;
@@ -64,6 +65,10 @@ public final class E2eWorkload implements Workload {
     /** The heap the memory workload bounds the runtime to (issue: fan-out performance, item 5). */
     private static final String MEMORY_HEAP = "-Xmx256m";
     private static final double MEMORY_TIME_FACTOR_TARGET = 1.5;
+    /** W6: rows in each of the W3 fixture's four tables (issue: fan-out performance, item 3). */
+    private static final int INITIAL_SYNC_ROWS_PER_TABLE = 200_000;
+    private static final double INITIAL_SYNC_TARGET = 0.6;
+    private static final String W3_PUB = "bench_w3";
 
     private final String name;
     private final Kind kind;
@@ -101,6 +106,10 @@ public final class E2eWorkload implements Workload {
         return new E2eWorkload("memory", Kind.MEMORY);
     }
 
+    public static E2eWorkload initialSync() {
+        return new E2eWorkload("initial-sync", Kind.INITIAL_SYNC);
+    }
+
     @Override
     public String name() {
         return name;
@@ -108,7 +117,8 @@ public final class E2eWorkload implements Workload {
 
     @Override
     public List<String> peers() {
-        return kind == Kind.W1 || kind == Kind.FANOUT ? List.of(ZeroCachePeer.NAME) : List.of();
+        return kind == Kind.W1 || kind == Kind.FANOUT || kind == Kind.INITIAL_SYNC ? List.of(ZeroCachePeer.NAME)
+                : List.of();
     }
 
     @Override
@@ -116,13 +126,16 @@ public final class E2eWorkload implements Workload {
         return switch (kind) {
             case W1 -> "end to end: 1,000,000 rows in 4 transactions, stored and acked, vs pg_recvlogical (target 0.5)";
             case W2 -> "end to end: 100,000 single-row transactions, stored and acked, vs pg_recvlogical (target 0.3)";
-            case FANOUT -> "W1 to 50 WebSocket subscribers vs 1 subscriber (target 0.7)";
+            case FANOUT -> "W1 to 50 WebSocket subscribers vs a minimal WebSocket writer serving the same frames to the"
+                    + " same clients (target 0.7), server CPU per frame (target <= 1.5x the writer's)";
             case CATCHUP -> "a new subscriber catching up a change log holding W1 (target 100,000 changes/s, <= 64 MB buffered)";
             case LATENCY -> "W2 offered at 1,000 tx/s: commit upstream -> subscriber, p50/p99 (target p99 <= 20 ms)";
             case BACKFILL -> "a 1,000,000-row table joins the publication under 1,000 tx/s of W2: backfill rate vs COPY out"
                     + " (target 0.5), live p99 during vs before (target <= 2x and <= 20 ms), runtime peak heap";
             case MEMORY -> "one 1,000,000-row transaction through source, storer, streamer and the in-process replicator"
                     + " under " + MEMORY_HEAP + ": no OutOfMemoryError, time vs the same run unbounded (target <= 1.5x)";
+            case INITIAL_SYNC -> "W6: the W3 fixture, 200,000 rows a table, synced to a new replica, start to ready, in MB/s"
+                    + " vs COPY out of the same tables (target 0.6)";
         };
     }
 
@@ -170,6 +183,7 @@ public final class E2eWorkload implements Workload {
                 case LATENCY -> List.of(measureLatency());
                 case BACKFILL -> measureBackfill();
                 case MEMORY -> measureMemory();
+                case INITIAL_SYNC -> measureInitialSync();
             };
         } finally {
             scheduler.shutdownNow();
@@ -366,7 +380,7 @@ public final class E2eWorkload implements Workload {
      * the catch-up's rate (every change-log row, begin and commit included, counted as a change).
      */
     private Result catchupAgainstCopy(App app, int changes, double catchupSeconds, Map<String, Object> details)
-            throws SQLException, IOException {
+            throws Exception {
         String table = app.cdcTable("changeLog");
         long logRows;
         try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement();
@@ -616,6 +630,147 @@ public final class E2eWorkload implements Workload {
      * {@code OutOfMemoryError} (the runtime exits on one, which fails the run at once), and may take
      * at most {@value #MEMORY_TIME_FACTOR_TARGET} times as long as the unbounded one.
      */
+    /**
+     * initial-sync (W6): the W3 fixture with {@value #INITIAL_SYNC_ROWS_PER_TABLE} rows in each
+     * table, synced to a new replica by a fresh start of the measured product (ZRM, or zero-cache
+     * with {@code --peer}). Timed from the start of its process until the change DB records the
+     * replica version, i.e. the initial sync has finished and the replica file is in place; the
+     * replica's row counts are checked. Best of {@value #REPS} apps, each with its own slot and
+     * replica file.
+     *
+     * <p>The limit is {@code COPY (SELECT * FROM t) TO STDOUT} of the same four tables, output
+     * discarded: one connection after the other, and four connections at once, the faster of each
+     * one's best of 2. MB are the fixture's payload bytes (upstream's
+     * {@code benchmarkFixturePayloadBytes}), the figure upstream's own benchmark reports. Also
+     * printed: the same start on an empty table, the fixed cost of any start (JVM or node, the
+     * bundles, the shard setup, the slot), and the rate without it.
+     */
+    private List<Result> measureInitialSync() throws Exception {
+        int rowsPerTable = ctx.scaled(INITIAL_SYNC_ROWS_PER_TABLE);
+        long loadStart = System.nanoTime();
+        long payload;
+        try (Connection c = cluster.connect(upstreamDb)) {
+            payload = W3Upstream.create(c, W3_PUB, rowsPerTable);
+        }
+        double mb = payload / 1e6;
+        say("  loaded %d rows into each of %s (%.1f MB of payload) in %.1f s", rowsPerTable, W3Upstream.TABLES, mb,
+                (System.nanoTime() - loadStart) / 1e9);
+        String who = measuredName();
+        App empty = new App("isyncempty");
+        empty.publications = PUB;
+        double fixed = startToReady(empty, 0);
+        say("  %s: start to ready on an empty table: %.3f s", who, fixed);
+        List<Double> seconds = new ArrayList<>();
+        for (int r = 1; r <= REPS; r++) {
+            App app = new App("isync" + r);
+            app.publications = W3_PUB;
+            double t = startToReady(app, rowsPerTable);
+            seconds.add(t);
+            say("  rep %d: %s start to ready %.3f s (%.1f MB/s; %s without the empty start)", r, who, t, mb / t,
+                    t > fixed ? String.format(Locale.ROOT, "%.1f MB/s", mb / (t - fixed)) : "no figure");
+        }
+        double best = seconds.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+        List<String> selects = W3Upstream.TABLES.stream().map(t -> "COPY (SELECT * FROM " + t + ") TO STDOUT").toList();
+        double serial = bestCopyOutSeconds(upstreamDb, selects, false);
+        double parallel = bestCopyOutSeconds(upstreamDb, selects, true);
+        double limitSeconds = Math.min(serial, parallel);
+        say("  limit: COPY out of the four tables %.3f s one after the other, %.3f s four at once (best of 2 each):"
+                + " %.1f MB/s", serial, parallel, mb / limitSeconds);
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("rowsPerTable", rowsPerTable);
+        details.put("payloadBytes", payload);
+        details.put("startToReadySeconds", seconds);
+        details.put("emptyStartToReadySeconds", fixed);
+        details.put("copyOutSerialSeconds", serial);
+        details.put("copyOutParallelSeconds", parallel);
+        details.put("reported", "best of " + REPS + ", start to ready; MB/s of payload");
+        if (peer != null) {
+            return List.of(Result.peer(name, ZeroCachePeer.NAME, "initial_sync", mb / best, "limit", mb / limitSeconds,
+                    "MB/s", details));
+        }
+        return List.of(new Result(name, mb / best, mb / limitSeconds, INITIAL_SYNC_TARGET, "MB/s", details));
+    }
+
+    /**
+     * Starts the measured product for a new app, waits until its initial sync has finished and
+     * stops it again.
+     *
+     * @param rowsPerTable rows each W3 table of the replica must hold afterwards; 0 for an app
+     *     that publishes the empty table {@code t} and has nothing to check
+     * @return seconds from the start of the process to the replica version in the change DB
+     */
+    private double startToReady(App app, int rowsPerTable) throws Exception {
+        long t0 = System.nanoTime();
+        double seconds;
+        try (ChangeStreamerProcess p = app.startStreamer()) {
+            app.replicaVersion = awaitReplicaVersion(p, app);
+            seconds = (System.nanoTime() - t0) / 1e9;
+        }
+        if (rowsPerTable > 0) {
+            Path replica = peer == null ? app.dir.resolve("state").resolve("zero.db") : app.dir.resolve("replica.db");
+            try (Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:file:" + replica + "?mode=ro");
+                    Statement s = c.createStatement()) {
+                for (String table : W3Upstream.TABLES) {
+                    try (ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
+                        rs.next();
+                        if (rs.getLong(1) != rowsPerTable) {
+                            throw new IllegalStateException("the replica " + replica + " holds " + rs.getLong(1)
+                                    + " rows of " + table + ", not " + rowsPerTable);
+                        }
+                    }
+                }
+            }
+        }
+        return seconds;
+    }
+
+    /**
+     * Seconds of the faster of two runs of the COPY outs {@code sqls} on database {@code db},
+     * output discarded: one connection after the other, or one connection each, all at once.
+     */
+    private double bestCopyOutSeconds(String db, List<String> sqls, boolean parallel) throws Exception {
+        double best = Double.MAX_VALUE;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+                parallel ? sqls.size() : 1);
+        try {
+            for (int r = 0; r < 2; r++) {
+                List<Connection> conns = new ArrayList<>();
+                try {
+                    for (int i = 0; i < (parallel ? sqls.size() : 1); i++) {
+                        conns.add(cluster.connect(db));
+                    }
+                    long t0 = System.nanoTime();
+                    List<java.util.concurrent.Future<?>> running = new ArrayList<>();
+                    for (int i = 0; i < sqls.size(); i++) {
+                        Connection c = conns.get(parallel ? i : 0);
+                        String sql = sqls.get(i);
+                        if (parallel) {
+                            running.add(pool.submit(() -> copyOut(c, sql)));
+                        } else {
+                            copyOut(c, sql);
+                        }
+                    }
+                    for (java.util.concurrent.Future<?> f : running) {
+                        f.get();
+                    }
+                    best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+                } finally {
+                    for (Connection c : conns) {
+                        c.close();
+                    }
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return best;
+    }
+
+    private static Void copyOut(Connection c, String sql) throws SQLException, IOException {
+        c.unwrap(org.postgresql.PGConnection.class).getCopyAPI().copyOut(sql, java.io.OutputStream.nullOutputStream());
+        return null;
+    }
+
     private List<Result> measureMemory() throws Exception {
         int rows = ctx.scaled(1_000_000);
         App unbounded = prepare("memfree", null, true);
@@ -737,17 +892,8 @@ public final class E2eWorkload implements Workload {
     }
 
     /** Seconds of the faster of two COPY outs of {@code sql} on database {@code db}, output discarded. */
-    private double bestCopyOutSeconds(String db, String sql) throws SQLException, IOException {
-        double best = Double.MAX_VALUE;
-        for (int r = 0; r < 2; r++) {
-            try (Connection c = cluster.connect(db)) {
-                org.postgresql.copy.CopyManager copy = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
-                long t0 = System.nanoTime();
-                copy.copyOut(sql, java.io.OutputStream.nullOutputStream());
-                best = Math.min(best, (System.nanoTime() - t0) / 1e9);
-            }
-        }
-        return best;
+    private double bestCopyOutSeconds(String db, String sql) throws Exception {
+        return bestCopyOutSeconds(db, List.of(sql), false);
     }
 
     /** Sorted commit → arrival latencies in ms of transactions {@code from} (inclusive) to {@code to}. */
@@ -865,7 +1011,7 @@ public final class E2eWorkload implements Workload {
             if (peer == null) {
                 return start(Map.of());
             }
-            return peer.start(dir, cluster.uri(upstreamDb), cluster.uri(changeDb), id, zeroPort);
+            return peer.start(dir, cluster.uri(upstreamDb), cluster.uri(changeDb), id, zeroPort, publications);
         }
 
         /** Whether a walsender serves the app's slot, i.e. the streamer is streaming. */
@@ -927,8 +1073,8 @@ public final class E2eWorkload implements Workload {
     }
 
     /**
-     * The change log's replication config appears once initial sync is done; polled every 200 ms
-     * (an external process, bounded at 3 minutes).
+     * The change log's replication config appears once initial sync is done; polled every 50 ms
+     * (an external process; initial-sync times it), bounded at 3 minutes.
      */
     private String awaitReplicaVersion(ChangeStreamerProcess rt, App app) throws Exception {
         long deadline = System.nanoTime() + 180_000_000_000L;
@@ -942,7 +1088,7 @@ public final class E2eWorkload implements Workload {
             } catch (SQLException notYet) {
                 // schema not created yet
             }
-            Thread.sleep(200);
+            Thread.sleep(50);
         }
         throw new IllegalStateException("app " + app.id + " did not finish initial sync; see " + rt.log());
     }

@@ -98,9 +98,11 @@ final class ZeroCachePeer {
      * @param changeDb {@code postgresql://} URI of the change database
      * @param appId the app id (its slot, publications and {@code <appId>_0/cdc} schema)
      * @param zeroPort {@code ZERO_PORT}; the change streamer listens on the next port
+     * @param publications {@code ZERO_APP_PUBLICATIONS}, or {@code null} for zero-cache's default
+     *     (every table of {@code public})
      */
-    ZeroCacheProcess start(Path dir, String upstreamDb, String changeDb, String appId, int zeroPort)
-            throws IOException, InterruptedException {
+    ZeroCacheProcess start(Path dir, String upstreamDb, String changeDb, String appId, int zeroPort,
+            String publications) throws IOException, InterruptedException {
         Files.createDirectories(dir);
         ProcessBuilder pb = new ProcessBuilder(node.toString(), cli.toString()).directory(dir.toFile())
                 .redirectErrorStream(true);
@@ -114,6 +116,9 @@ final class ZeroCachePeer {
         env.put("ZERO_CHANGE_DB", changeDb);
         env.put("ZERO_REPLICA_FILE", dir.resolve("replica.db").toString());
         env.put("ZERO_APP_ID", appId);
+        if (publications != null) {
+            env.put("ZERO_APP_PUBLICATIONS", publications);
+        }
         env.put("ZERO_TASK_ID", "bench-" + appId);
         env.put("ZERO_NUM_SYNC_WORKERS", "0");
         env.put("ZERO_PORT", Integer.toString(zeroPort));
