@@ -34,7 +34,7 @@ final class Broadcast {
     /** Sends {@code change} to every subscriber without tracking. */
     static void withoutTracking(Iterable<Subscriber> subscribers, WatermarkedChange change) {
         for (Subscriber sub : subscribers) {
-            sub.send(change);
+            sub.sendUntracked(change);
         }
     }
 

@@ -196,7 +196,7 @@ final class Outbox implements Subscription {
             notifyAll();
         }
         for (Message m : pending) {
-            m.result.complete(Result.UNCONSUMED);
+            m.settle(Result.UNCONSUMED);
         }
         return true;
     }
@@ -224,7 +224,7 @@ final class Outbox implements Subscription {
         if (m.commitWatermark != null && m.onConsumed != null) {
             m.onConsumed.accept(m.commitWatermark);
         }
-        m.result.complete(Result.CONSUMED);
+        m.settle(Result.CONSUMED);
     }
 
     private long nextUnconsumedSeq() {
@@ -256,7 +256,7 @@ final class Outbox implements Subscription {
         return closed;
     }
 
-    /** One appended message; its {@link #result} settles once, when consumed or released. */
+    /** One appended message; it settles once, when consumed or released ({@link #result()}). */
     final class Message implements SubscriptionMessage {
         private final long seq;
         private final String json;
@@ -264,7 +264,14 @@ final class Outbox implements Subscription {
         private final WatermarkedChange shared;
         private final String commitWatermark;
         private final Consumer<String> onConsumed;
-        final CompletableFuture<Result> result = new CompletableFuture<>();
+        /** How the message settled, once it has; guarded by this message. */
+        private Result settled;
+        /**
+         * Made only when someone asks ({@link #result()}): most live messages are fanned out
+         * untracked, and a future per message and subscriber was pure overhead for them. Guarded
+         * by this message.
+         */
+        private CompletableFuture<Result> result;
 
         private Message(long seq, String json, WatermarkedChange shared, String commitWatermark,
                 Consumer<String> onConsumed) {
@@ -273,6 +280,31 @@ final class Outbox implements Subscription {
             this.shared = shared;
             this.commitWatermark = commitWatermark;
             this.onConsumed = onConsumed;
+        }
+
+        /** @return completes with how the message settled: consumed, or released unconsumed */
+        CompletableFuture<Result> result() {
+            synchronized (this) {
+                if (result == null) {
+                    result = settled != null ? CompletableFuture.completedFuture(settled) : new CompletableFuture<>();
+                }
+                return result;
+            }
+        }
+
+        /** Settles the message once; later calls are ignored. */
+        private void settle(Result how) {
+            CompletableFuture<Result> waiting;
+            synchronized (this) {
+                if (settled != null) {
+                    return;
+                }
+                settled = how;
+                waiting = result;
+            }
+            if (waiting != null) {
+                waiting.complete(how);
+            }
         }
 
         @Override

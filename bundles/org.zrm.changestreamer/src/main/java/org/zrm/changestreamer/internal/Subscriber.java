@@ -102,11 +102,25 @@ final class Subscriber {
      *     subscription ends (what flow control waits for)
      */
     CompletableFuture<Outbox.Result> send(WatermarkedChange change) {
+        Outbox.Message m = offer(change);
+        return m == null ? SETTLED : m.result();
+    }
+
+    /**
+     * {@link #send} for a change nobody waits on (an untracked fan-out): the same delivery, but no
+     * future is made for it. Most live changes are sent this way, once per subscriber.
+     */
+    void sendUntracked(WatermarkedChange change) {
+        offer(change);
+    }
+
+    /** @return the appended message, or {@code null} if the change settled at once (filtered, kept, failed) */
+    private Outbox.Message offer(WatermarkedChange change) {
         Throwable overflow = null;
-        CompletableFuture<Outbox.Result> result = SETTLED;
+        Outbox.Message appended = null;
         synchronized (this) {
             if (rejected || change.watermark().compareTo(watermark) <= 0) {
-                return SETTLED;
+                return null;
             }
             if (backlog != null) {
                 long size = change.json().length();
@@ -122,14 +136,14 @@ final class Subscriber {
                 if (r instanceof Throwable t) {
                     overflow = t;
                 } else {
-                    result = castResult(r);
+                    appended = (Outbox.Message) r;
                 }
             }
         }
         if (overflow != null) {
             fail(overflow);
         }
-        return result;
+        return appended;
     }
 
     /** Sends a lag-report status to an initialized v2+ subscriber. */
@@ -165,7 +179,7 @@ final class Subscriber {
             fail(t);
             return SETTLED;
         }
-        return castResult(r);
+        return r == null ? SETTLED : ((Outbox.Message) r).result();
     }
 
     /** Ends catch-up: sends the status if not yet sent and flushes the backlog, in order. */
@@ -215,7 +229,7 @@ final class Subscriber {
         if (m == null) {
             outbox.end();
         } else {
-            m.result.whenComplete((r, e) -> outbox.end());
+            m.result().whenComplete((r, e) -> outbox.end());
         }
     }
 
@@ -249,13 +263,16 @@ final class Subscriber {
         }
     }
 
-    /** @return the settling future, or a Throwable if the byte bound was hit */
+    /**
+     * @return the appended message, {@code null} if the change settled at once (not newer, filtered
+     *     by protocol version, or the subscription closed), or a Throwable if the byte bound was hit
+     */
     private Object sendChange(WatermarkedChange change) {
         if (change.watermark().compareTo(watermark) <= 0) {
-            return SETTLED;
+            return null;
         }
         if (!supports(change.tag())) {
-            return SETTLED;
+            return null;
         }
         boolean commit = change.isCommit();
         if (commit) {
@@ -263,9 +280,9 @@ final class Subscriber {
         }
         Outbox.Message m = outbox.append(change, commit ? change.watermark() : null, commit ? this::onAcked : null);
         if (m == null) {
-            return outbox.isClosed() ? SETTLED : overflow(outbox.bufferedBytes() + change.json().length());
+            return outbox.isClosed() ? null : overflow(outbox.bufferedBytes() + change.json().length());
         }
-        return m.result;
+        return m;
     }
 
     private Throwable appendOrOverflow(String json, String commitWatermark) {
@@ -293,11 +310,6 @@ final class Subscriber {
     /** Protocol filter: {@code update-table-metadata} exists from v5 on. */
     boolean supports(String tag) {
         return !"update-table-metadata".equals(tag) || protocolVersion >= 5;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static CompletableFuture<Outbox.Result> castResult(Object r) {
-        return (CompletableFuture<Outbox.Result>) r;
     }
 
     /** @return the messages buffered in the backlog (tests and status) */

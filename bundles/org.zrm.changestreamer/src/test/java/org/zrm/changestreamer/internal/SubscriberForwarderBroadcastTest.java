@@ -270,9 +270,28 @@ class SubscriberForwarderBroadcastTest {
         SubscriptionMessage t2 = o.take();
         t2.consumed();
         assertTrue(failures.get(0) instanceof Outbox.OutOfOrderAckException);
-        assertEquals(Outbox.Result.UNCONSUMED, m1.result.get());
-        assertEquals(Outbox.Result.UNCONSUMED, m2.result.get());
+        assertEquals(Outbox.Result.UNCONSUMED, m1.result().get());
+        assertEquals(Outbox.Result.UNCONSUMED, m2.result().get());
         assertNull(o.take());
+    }
+
+    @Test
+    void aMessageSettlesOnceWhetherItsResultIsAskedBeforeOrAfter() throws Exception {
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, t -> { });
+        Outbox.Message early = o.append("a", null, null);
+        Outbox.Message late = o.append("b", null, null);
+        java.util.concurrent.CompletableFuture<Outbox.Result> asked = early.result();
+        assertTrue(!asked.isDone(), "not settled before the client consumed it");
+        o.take().consumed();
+        assertEquals(Outbox.Result.CONSUMED, asked.get(), "a future asked for before settles on the ack");
+        assertEquals(asked, early.result(), "and it is the same future afterwards");
+        SubscriptionMessage second = o.take();
+        second.consumed();
+        o.close();
+        assertEquals(Outbox.Result.CONSUMED, late.result().get(),
+                "a future asked for after settling holds how it settled; the later close changes nothing");
+        Outbox.Message released = new Outbox("r", 1 << 20, () -> { }, t -> { }).append("c", null, null);
+        assertEquals(null, released.result().getNow(null));
     }
 
     @Test
@@ -288,7 +307,7 @@ class SubscriberForwarderBroadcastTest {
         assertNull(o.take(), "then the stream ends");
         assertEquals(List.of(reset), failures);
         assertEquals(reset, o.failure().orElseThrow());
-        assertEquals(Outbox.Result.UNCONSUMED, rollback.result.get(), "released with the failure");
+        assertEquals(Outbox.Result.UNCONSUMED, rollback.result().get(), "released with the failure");
 
         List<Throwable> direct = new ArrayList<>();
         Outbox empty = new Outbox("e", 1 << 20, () -> { }, direct::add);
