@@ -11,7 +11,10 @@ import org.osgi.annotation.versioning.ProviderType;
  * computed once and shared by all subscribers and the change log, so that catch-up and live frames
  * are byte-identical; transports send them verbatim, wrapped as {@code {"id":n,"msg":<json>}}.
  *
- * <p><b>Threading and flow control.</b> One transport thread pulls with {@link #take()}. Pulling
+ * <p><b>Threading and flow control.</b> One transport thread pulls with {@link #take()}, or a
+ * transport that shares a few sender threads among its connections pulls with {@link #poll()}
+ * when {@link #onReady(Runnable)} tells it to look, and learns of the end from
+ * {@link #isFinished()}; either way one thread pulls at a time. Pulling
  * does not acknowledge anything: the transport may send many messages without waiting (pipelining)
  * and calls {@link SubscriptionMessage#consumed()} for each one when the client acknowledges its
  * frame ({@code {"ack":n}}), or when an in-process consumer has applied it. Those acknowledgements
@@ -47,6 +50,38 @@ public interface Subscription extends AutoCloseable {
     default SubscriptionMessage poll() {
         return null;
     }
+
+    /**
+     * Whether {@link #poll()} would return a message now, or the subscription is
+     * {@linkplain #isFinished() finished}. A non-blocking transport asks after it stopped pulling,
+     * so that a message appended meanwhile (whose {@link #onReady} call it may have missed while
+     * still pulling) is not left behind.
+     *
+     * @since 2.2
+     */
+    boolean isReady();
+
+    /**
+     * Whether the subscription has ended and every message before the end has been taken, so
+     * that {@link #take()} would return {@code null} at once: the non-blocking form of that
+     * {@code null}. Like that {@code null}, it may end the subscription with the failure it was
+     * ended with after its last message ({@link #failure()} then tells it).
+     *
+     * @since 2.2
+     */
+    boolean isFinished();
+
+    /**
+     * Sets the callback that tells a non-blocking transport to pull again. It runs after a
+     * message was appended to an empty queue, when the subscription ends or is closed, and once
+     * at once if a message is already waiting when it is set. It runs on the thread that appended
+     * or ended (the streamer's), so it must only hand off (schedule a pull) and never block. One
+     * callback per subscription; a later call replaces it.
+     *
+     * @param listener the callback
+     * @since 2.2
+     */
+    void onReady(Runnable listener);
 
     /**
      * Tells why the streamer ended the subscription, for logging: present if it ended because of a

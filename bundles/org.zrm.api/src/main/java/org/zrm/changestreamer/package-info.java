@@ -13,7 +13,12 @@
  *
  * <p>2.1: {@link org.zrm.changestreamer.SubscriptionMessage#utf8()}, the message's bytes shared by
  * every subscriber it goes to.
+ *
+ * <p>2.2: {@link org.zrm.changestreamer.Subscription#onReady}, {@code isReady} and
+ * {@code isFinished}, so that a transport can serve many subscriptions from a few sender threads
+ * instead of parking one thread per subscription in {@code take()}. A provider type: providers
+ * implement them.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.1.0")
+@org.osgi.annotation.versioning.Version("2.2.0")
 package org.zrm.changestreamer;

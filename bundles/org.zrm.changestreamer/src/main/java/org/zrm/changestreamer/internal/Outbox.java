@@ -43,6 +43,8 @@ final class Outbox implements Subscription {
     private Throwable failure;
     private Throwable failAfterTaken; // set by failAfterQueued: fail once untaken is drained
     private long consumedMessages;
+    /** The transport's {@link #onReady} callback; {@code null} for a transport that blocks in take(). */
+    private volatile Runnable readyListener;
 
     /**
      * @param id subscriber id, for messages
@@ -78,23 +80,38 @@ final class Outbox implements Subscription {
         return append(change.json(), change, commitWatermark, onConsumed);
     }
 
-    private synchronized Message append(String json, WatermarkedChange shared, String commitWatermark,
+    private Message append(String json, WatermarkedChange shared, String commitWatermark,
             Consumer<String> onConsumed) {
-        if (ended || closed) {
-            return null;
+        Message m;
+        synchronized (this) {
+            if (ended || closed) {
+                return null;
+            }
+            long size = json.length();
+            if (bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes) {
+                return null;
+            }
+            m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
+            bufferedBytes += size;
+            untaken.addLast(m);
+            unconsumed.addLast(m);
+            if (untaken.size() != 1) {
+                // A sender waits, or is told to look, only on an empty queue; later appends find
+                // it pulling, and it asks isReady() before it stops.
+                return m;
+            }
+            notifyAll();
         }
-        long size = json.length();
-        if (bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes) {
-            return null;
-        }
-        Message m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
-        bufferedBytes += size;
-        untaken.addLast(m);
-        unconsumed.addLast(m);
-        if (untaken.size() == 1) {
-            notifyAll(); // the sender waits only on an empty queue; later appends find it awake
-        }
+        signalReady();
         return m;
+    }
+
+    /** Runs the transport's {@link #onReady} callback, outside this lock (it schedules a pull). */
+    private void signalReady() {
+        Runnable listener = readyListener;
+        if (listener != null) {
+            listener.run();
+        }
     }
 
     /** @return whether {@code size} more characters would exceed the bound now */
@@ -103,9 +120,12 @@ final class Outbox implements Subscription {
     }
 
     /** Ends the stream normally after the messages appended so far. */
-    synchronized void end() {
-        ended = true;
-        notifyAll();
+    void end() {
+        synchronized (this) {
+            ended = true;
+            notifyAll();
+        }
+        signalReady();
     }
 
     /**
@@ -128,17 +148,24 @@ final class Outbox implements Subscription {
      * them as usual.
      */
     void failAfterQueued(Throwable cause) {
+        boolean queued;
         synchronized (this) {
             if (ended || closed) {
                 return;
             }
             ended = true;
-            if (!untaken.isEmpty()) {
+            queued = !untaken.isEmpty();
+            if (queued) {
                 failAfterTaken = cause;
-                return; // take() fails the subscription when it finds the queue drained
             }
         }
-        fail(cause);
+        if (!queued) {
+            fail(cause);
+            return;
+        }
+        // take() or isFinished() fails the subscription once it finds the queue drained; a
+        // non-blocking sender is told to pull the rest first.
+        signalReady();
     }
 
     @Override
@@ -165,6 +192,37 @@ final class Outbox implements Subscription {
     @Override
     public synchronized SubscriptionMessage poll() {
         return closed ? null : untaken.pollFirst();
+    }
+
+    @Override
+    public synchronized boolean isReady() {
+        return closed || ended || !untaken.isEmpty();
+    }
+
+    @Override
+    public boolean isFinished() {
+        Throwable cause;
+        synchronized (this) {
+            if (closed) {
+                return true;
+            }
+            if (!ended || !untaken.isEmpty()) {
+                return false;
+            }
+            cause = failAfterTaken;
+        }
+        if (cause != null) {
+            fail(cause);
+        }
+        return true;
+    }
+
+    @Override
+    public void onReady(Runnable listener) {
+        readyListener = listener;
+        if (isReady()) {
+            listener.run();
+        }
     }
 
     @Override
@@ -198,6 +256,7 @@ final class Outbox implements Subscription {
         for (Message m : pending) {
             m.settle(Result.UNCONSUMED);
         }
+        signalReady();
         return true;
     }
 

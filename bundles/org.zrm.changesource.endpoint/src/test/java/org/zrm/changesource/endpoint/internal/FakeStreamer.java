@@ -95,6 +95,21 @@ final class FakeStreamer implements ChangeStreamer {
         }
 
         @Override
+        public boolean isReady() {
+            throw new UnsupportedOperationException("this fake serves a consumer that blocks in take()");
+        }
+
+        @Override
+        public boolean isFinished() {
+            throw new UnsupportedOperationException("this fake serves a consumer that blocks in take()");
+        }
+
+        @Override
+        public void onReady(Runnable listener) {
+            throw new UnsupportedOperationException("this fake serves a consumer that blocks in take()");
+        }
+
+        @Override
         public Optional<Throwable> failure() {
             return Optional.empty();
         }

@@ -29,6 +29,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
                     + "socket exceed this many characters.", min = "1")
     long send_maxQueuedChars() default Settings.DEFAULT_MAX_QUEUED_CHARS;
 
+    @AttributeDefinition(name = "Sender threads",
+            description = "Threads that send the frames of every /changes connection; a connection whose client "
+                    + "is slow or whose window is full holds none of them. 0: one per available processor.",
+            min = "0", max = "256")
+    int send_threads() default 0;
+
     @AttributeDefinition(name = "Maximum incoming message size (bytes)",
             description = "Clients only send acknowledgements of a few bytes; a larger text message closes "
                     + "its connection with code 1009.", min = "64")

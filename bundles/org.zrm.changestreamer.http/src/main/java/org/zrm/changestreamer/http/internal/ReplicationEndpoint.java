@@ -4,8 +4,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.api.StatusCode;
@@ -40,6 +45,11 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
     private final HttpMetrics metrics;
     private final ProtocolCodec codec = new ProtocolCodec();
     private final ScheduledThreadPoolExecutor scheduler;
+    /**
+     * The sender threads. The queue has no capacity of its own: each connection has at most one
+     * drain queued or running, so it holds at most as many tasks as there are connections.
+     */
+    private final ThreadPoolExecutor senders;
     private final AtomicReference<ChangeStreamer> streamer = new AtomicReference<>();
     private final Set<WsConnection> connections = ConcurrentHashMap.newKeySet();
 
@@ -52,6 +62,13 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
             return t;
         });
         scheduler.setRemoveOnCancelPolicy(true);
+        AtomicInteger senderIds = new AtomicInteger();
+        this.senders = new ThreadPoolExecutor(settings.senderThreads(), settings.senderThreads(), 0,
+                TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "zrm-changestreamer-http-send-" + senderIds.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
     }
 
     /**
@@ -111,7 +128,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
         return connections.size();
     }
 
-    /** Closes every connection with 1001 and stops the ping scheduler. */
+    /** Closes every connection with 1001 and stops the ping scheduler and the sender threads. */
     @Override
     public void close() {
         streamer.set(null);
@@ -119,6 +136,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
             c.close(StatusCode.SHUTDOWN, "Error: change streamer endpoint stopped");
         }
         scheduler.shutdownNow();
+        senders.shutdownNow();
     }
 
     @Override
@@ -139,6 +157,11 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
     @Override
     public ProtocolCodec codec() {
         return codec;
+    }
+
+    @Override
+    public Executor senders() {
+        return senders;
     }
 
     @Override

@@ -11,8 +11,11 @@ import java.time.Duration;
  * @param maxQueuedChars bound on the characters handed to Jetty for one connection and not yet
  *     written
  * @param maxIncomingMessageBytes largest text message accepted from a client
+ * @param senderThreads threads that send the frames of every {@code /changes} connection
+ *     ({@code send.threads}; 0 in the configuration means one per available processor)
  */
-record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars, long maxIncomingMessageBytes) {
+record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars, long maxIncomingMessageBytes,
+        int senderThreads) {
 
     /** Upstream's {@code PING_INTERVAL_MS}. */
     static final long DEFAULT_PING_INTERVAL_MS = 30_000;
@@ -25,8 +28,12 @@ record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars
     /** The largest ping interval whose idle timeout (three intervals) fits Jetty's milliseconds. */
     static final Duration MAX_PING_INTERVAL = Duration.ofMillis(Long.MAX_VALUE / 3);
 
+    /** More would only add context switches: a drain never blocks, so a thread per core keeps them busy. */
+    static final int MAX_SENDER_THREADS = 256;
+
     static final Settings DEFAULTS = new Settings(Duration.ofMillis(DEFAULT_PING_INTERVAL_MS),
-            DEFAULT_MAX_UNACKED_CHARS, DEFAULT_MAX_QUEUED_CHARS, DEFAULT_MAX_INCOMING_MESSAGE_BYTES);
+            DEFAULT_MAX_UNACKED_CHARS, DEFAULT_MAX_QUEUED_CHARS, DEFAULT_MAX_INCOMING_MESSAGE_BYTES,
+            perProcessor(0));
 
     /** @throws IllegalArgumentException naming the offending property */
     Settings {
@@ -49,23 +56,40 @@ record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars
             throw new IllegalArgumentException(
                     "receive.maxMessageBytes must be at least 64, got " + maxIncomingMessageBytes);
         }
+        if (senderThreads < 1 || senderThreads > MAX_SENDER_THREADS) {
+            throw new IllegalArgumentException("send.threads must be between 0 (one per processor) and "
+                    + MAX_SENDER_THREADS + ", got " + senderThreads);
+        }
     }
 
     static Settings of(ChangeStreamerHttpConfig config) {
+        if (config.send_threads() < 0) {
+            throw new IllegalArgumentException("send.threads must be between 0 (one per processor) and "
+                    + MAX_SENDER_THREADS + ", got " + config.send_threads());
+        }
         return new Settings(Duration.ofMillis(config.ping_intervalMs()), config.send_maxUnackedChars(),
-                config.send_maxQueuedChars(), config.receive_maxMessageBytes());
+                config.send_maxQueuedChars(), config.receive_maxMessageBytes(), perProcessor(config.send_threads()));
+    }
+
+    /** @return {@code configured}, or one thread per available processor for 0 */
+    static int perProcessor(int configured) {
+        return configured == 0 ? Math.min(MAX_SENDER_THREADS, Runtime.getRuntime().availableProcessors()) : configured;
     }
 
     Settings withPingInterval(Duration interval) {
-        return new Settings(interval, maxUnackedChars, maxQueuedChars, maxIncomingMessageBytes);
+        return new Settings(interval, maxUnackedChars, maxQueuedChars, maxIncomingMessageBytes, senderThreads);
     }
 
     Settings withMaxUnackedChars(long chars) {
-        return new Settings(pingInterval, chars, maxQueuedChars, maxIncomingMessageBytes);
+        return new Settings(pingInterval, chars, maxQueuedChars, maxIncomingMessageBytes, senderThreads);
     }
 
     Settings withMaxQueuedChars(long chars) {
-        return new Settings(pingInterval, maxUnackedChars, chars, maxIncomingMessageBytes);
+        return new Settings(pingInterval, maxUnackedChars, chars, maxIncomingMessageBytes, senderThreads);
+    }
+
+    Settings withSenderThreads(int threads) {
+        return new Settings(pingInterval, maxUnackedChars, maxQueuedChars, maxIncomingMessageBytes, threads);
     }
 
     /**

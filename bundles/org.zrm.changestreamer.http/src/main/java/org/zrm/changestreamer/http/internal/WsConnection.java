@@ -66,10 +66,13 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     private volatile Session session;
     private volatile boolean heardFromClient = true;
     private volatile ScheduledFuture<?> pings;
-    /** Only the single sending thread touches it (see {@link #sendFrame}). */
-    private long lastFrameId;
-    /** Whether frames sent without flushing may sit in Jetty's buffer; sender thread only. */
-    private boolean holdingFrames;
+    /**
+     * Written only by the one thread sending at a time (see {@link #sendFrame}); volatile because
+     * with a sender pool that thread changes from drain to drain.
+     */
+    private volatile long lastFrameId;
+    /** Whether frames sent without flushing may sit in Jetty's buffer; the sending thread only. */
+    private volatile boolean holdingFrames;
 
     WsConnection(ConnectionResources resources, ChangeStreamer streamer) {
         this.resources = resources;
@@ -220,11 +223,63 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         if (!unacked.acquire(chars)) {
             return false;
         }
-        AckTracker.Sent sent = new AckTracker.Sent(++lastFrameId, onConsumed, chars);
-        acks.sent(sent);
         if (!queued.acquire(chars)) {
             return false;
         }
+        emit(prefix, msg, msgUtf8, chars, onConsumed, flush);
+        return true;
+    }
+
+    /** What {@link #trySendFrame} did with a frame. */
+    enum SendOutcome {
+        /** Handed to Jetty. */
+        SENT,
+        /** Not sent: a send window is full; {@code onWindow} runs once it has room. */
+        WINDOW_FULL,
+        /** Not sent: the connection ended. */
+        ENDED
+    }
+
+    /**
+     * {@link #sendFrame(String, ByteBuffer, Runnable, boolean)} for a sender that must not block
+     * (one of a few threads serving every connection): a frame that does not fit a send window is
+     * not sent, the frames held back are flushed, and {@code onWindow} runs on the thread that
+     * next releases room. The caller keeps the message and offers it again then. Called by one
+     * thread at a time.
+     *
+     * @param onWindow must not block (it schedules the sender again)
+     */
+    final SendOutcome trySendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush,
+            Runnable onWindow) {
+        String prefix = Frame.prefix(lastFrameId + 1);
+        long chars = prefix.length() + msg.length() + 1L;
+        if (!unacked.tryAcquire(chars, onWindow)) {
+            flushHeldFrames();
+            return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
+        }
+        if (!queued.tryAcquire(chars, onWindow)) {
+            unacked.release(chars);
+            flushHeldFrames();
+            return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
+        }
+        emit(prefix, msg, msgUtf8, chars, onConsumed, flush);
+        return SendOutcome.SENT;
+    }
+
+    /**
+     * Whether a frame of {@code msg} fits both send windows now; if not, {@code onWindow} runs on
+     * the next release (as after a refused {@link #trySendFrame}). The sender asks after it stopped
+     * on a full window, so that a release it raced with is not lost.
+     */
+    final boolean windowsOpenFor(String msg, Runnable onWindow) {
+        long chars = Frame.prefix(lastFrameId + 1).length() + msg.length() + 1L;
+        return unacked.fitsOrNotify(chars, onWindow) && queued.fitsOrNotify(chars, onWindow);
+    }
+
+    /** Hands one admitted frame to Jetty; its characters are counted in both windows already. */
+    private void emit(String prefix, String msg, ByteBuffer msgUtf8, long chars, Runnable onConsumed, boolean flush) {
+        AckTracker.Sent sent = new AckTracker.Sent(++lastFrameId, onConsumed, chars);
+        acks.sent(sent);
         resources.metrics().frameSent(chars);
         Runnable written = () -> queued.release(chars);
         java.util.function.Consumer<Throwable> failed = failure -> {
@@ -243,7 +298,6 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
                     org.eclipse.jetty.util.Callback.from(written, failed), !flush);
             holdingFrames = !flush;
         }
-        return true;
     }
 
     /**
@@ -260,8 +314,8 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         return payload.flip();
     }
 
-    /** Writes frames Jetty holds in its batch buffer (sender thread only). */
-    private void flushHeldFrames() {
+    /** Writes frames Jetty holds in its batch buffer (the sending thread only). */
+    final void flushHeldFrames() {
         CoreSession core = coreSession();
         if (holdingFrames && core != null) {
             holdingFrames = false;

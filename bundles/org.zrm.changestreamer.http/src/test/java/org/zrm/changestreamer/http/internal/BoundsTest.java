@@ -37,6 +37,34 @@ class BoundsTest {
     }
 
     @Test
+    void aRefusedTryAcquireCallsBackOnceOnTheNextRelease() {
+        SendWindow window = new SendWindow(100);
+        java.util.concurrent.atomic.AtomicInteger wakes = new java.util.concurrent.atomic.AtomicInteger();
+        assertTrue(window.tryAcquire(60, wakes::incrementAndGet));
+        assertFalse(window.tryAcquire(60, wakes::incrementAndGet), "does not fit: refused, not blocked");
+        assertEquals(0, wakes.get());
+        assertFalse(window.fitsOrNotify(60, wakes::incrementAndGet));
+        window.release(10);
+        assertEquals(1, wakes.get(), "the release calls the waiter back, once");
+        window.release(10);
+        assertEquals(1, wakes.get(), "and forgets it");
+        assertTrue(window.tryAcquire(60, wakes::incrementAndGet), "40 + 60 fit");
+        assertFalse(window.tryAcquire(1, wakes::incrementAndGet));
+        window.close();
+        assertEquals(2, wakes.get(), "closing calls the waiter too, so a parked sender sees the end");
+        assertFalse(window.tryAcquire(1, wakes::incrementAndGet), "closed");
+        assertTrue(new SendWindow(10).tryAcquire(1000, wakes::incrementAndGet), "an oversized frame passes when empty");
+    }
+
+    @Test
+    void sendThreadsAreValidated() {
+        assertEquals(Runtime.getRuntime().availableProcessors(), Settings.perProcessor(0));
+        assertEquals(3, Settings.DEFAULTS.withSenderThreads(3).senderThreads());
+        assertEquals("send.threads must be between 0 (one per processor) and 256, got 257",
+                assertThrows(IllegalArgumentException.class, () -> Settings.DEFAULTS.withSenderThreads(257)).getMessage());
+    }
+
+    @Test
     void acksAreCumulativeAndUnexpectedOnesAreRejected() throws Exception {
         AckTracker acks = new AckTracker();
         AckTracker.UnexpectedAckException none = assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(1));

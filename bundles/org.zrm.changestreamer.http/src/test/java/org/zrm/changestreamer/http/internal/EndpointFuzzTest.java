@@ -53,7 +53,8 @@ class EndpointFuzzTest {
     @BeforeContainer
     static void start() throws Exception {
         server = new TestServer(new Settings(Settings.DEFAULTS.pingInterval(),
-                Settings.DEFAULTS.maxUnackedChars(), Settings.DEFAULTS.maxQueuedChars(), MAX_INCOMING));
+                Settings.DEFAULTS.maxUnackedChars(), Settings.DEFAULTS.maxQueuedChars(), MAX_INCOMING,
+                Settings.DEFAULTS.senderThreads()));
         neighbour = new TestClient(server.ws("/replication/v6/changes?" + VALID_QUERY.formatted("neighbour")));
         neighbourSub = subscriptionOf("neighbour");
     }

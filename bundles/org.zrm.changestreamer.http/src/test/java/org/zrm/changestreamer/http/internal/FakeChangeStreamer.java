@@ -75,6 +75,7 @@ final class FakeChangeStreamer implements ChangeStreamer {
         private final CountDownLatch closed = new CountDownLatch(1);
         private volatile Throwable failure;
         private volatile boolean ended;
+        private volatile Runnable ready;
 
         FakeSubscription(SubscriberContext context) {
             this.context = context;
@@ -86,17 +87,60 @@ final class FakeChangeStreamer implements ChangeStreamer {
 
         FakeMessage push(FakeMessage m) {
             queue.add(m);
+            signal();
             return m;
         }
 
         /** The streamer ends the subscription normally. */
         void end() {
             queue.add(END);
+            signal();
         }
 
         void fail(Throwable cause) {
             failure = cause;
             queue.add(END);
+            signal();
+        }
+
+        /** @return messages pushed and not yet taken by the connection */
+        int untaken() {
+            return (int) queue.stream().filter(m -> m != END).count();
+        }
+
+        private void signal() {
+            Runnable r = ready;
+            if (r != null) {
+                r.run();
+            }
+        }
+
+        @Override
+        public SubscriptionMessage poll() {
+            FakeMessage m = queue.peek();
+            return m == null || m == END ? null : queue.poll();
+        }
+
+        @Override
+        public boolean isReady() {
+            return ended || !queue.isEmpty();
+        }
+
+        @Override
+        public boolean isFinished() {
+            if (!ended && queue.peek() == END) {
+                queue.poll();
+                ended = true;
+            }
+            return ended;
+        }
+
+        @Override
+        public void onReady(Runnable listener) {
+            ready = listener;
+            if (isReady()) {
+                listener.run();
+            }
         }
 
         boolean awaitClosed() throws InterruptedException {
@@ -129,6 +173,7 @@ final class FakeChangeStreamer implements ChangeStreamer {
         public void close() {
             closed.countDown();
             queue.add(END);
+            signal();
         }
     }
 

@@ -27,11 +27,17 @@ class SettingsFuzzTest {
                 (long) Integer.MAX_VALUE + 1, Long.MAX_VALUE / 1000 + 1), Arbitraries.longs());
     }
 
+    @Provide
+    Arbitrary<Integer> threads() {
+        return Arbitraries.oneOf(Arbitraries.of(Integer.MIN_VALUE, -1, 0, 1, 2, 256, 257, Integer.MAX_VALUE),
+                Arbitraries.integers());
+    }
+
     @Property(tries = 2000)
     void configurationIsAcceptedOrRejectedNamingTheProperty(@ForAll("values") long pingMs, @ForAll("values") long unacked,
-            @ForAll("values") long queued, @ForAll("values") long incoming) {
-        Map<String, Long> values = Map.of("ping_intervalMs", pingMs, "send_maxUnackedChars", unacked,
-                "send_maxQueuedChars", queued, "receive_maxMessageBytes", incoming);
+            @ForAll("values") long queued, @ForAll("values") long incoming, @ForAll("threads") int threads) {
+        Map<String, Object> values = Map.of("ping_intervalMs", pingMs, "send_maxUnackedChars", unacked,
+                "send_maxQueuedChars", queued, "receive_maxMessageBytes", incoming, "send_threads", threads);
         ChangeStreamerHttpConfig config = (ChangeStreamerHttpConfig) Proxy.newProxyInstance(
                 ChangeStreamerHttpConfig.class.getClassLoader(), new Class<?>[] {ChangeStreamerHttpConfig.class},
                 (proxy, method, args) -> values.get(method.getName()));
@@ -41,13 +47,15 @@ class SettingsFuzzTest {
         } catch (IllegalArgumentException e) {
             String m = e.getMessage();
             assertTrue(m.startsWith("ping.intervalMs ") || m.startsWith("send.maxUnackedChars ")
-                    || m.startsWith("send.maxQueuedChars ") || m.startsWith("receive.maxMessageBytes "), m);
+                    || m.startsWith("send.maxQueuedChars ") || m.startsWith("receive.maxMessageBytes ")
+                    || m.startsWith("send.threads "), m);
             return;
         }
         assertEquals(pingMs, settings.pingInterval().toMillis());
         assertEquals(unacked, settings.maxUnackedChars());
         assertEquals(queued, settings.maxQueuedChars());
         assertEquals(incoming, settings.maxIncomingMessageBytes());
+        assertEquals(threads == 0 ? Settings.perProcessor(0) : threads, settings.senderThreads());
         assertTrue(settings.idleTimeout().toMillis() > 0, "idle timeout " + settings.idleTimeout());
     }
 
