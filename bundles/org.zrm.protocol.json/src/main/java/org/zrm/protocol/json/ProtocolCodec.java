@@ -42,6 +42,9 @@ import org.zrm.protocol.subscriber.SubscriberProtocol;
  */
 public final class ProtocolCodec {
 
+    /** The start of every ack frame in its canonical form, {@code {"ack":<digits>}}. */
+    private static final String ACK_PREFIX = "{\"ack\":";
+
     private final JsonTreeParser parser = new JsonTreeParser();
     private final NumberMemo numbers = new NumberMemo();
 
@@ -183,16 +186,40 @@ public final class ProtocolCodec {
 
     /** @return the id of {@code {"ack":<digits>}} (no sign, no leading zero, at most 15 digits), else -1 */
     private static long canonicalAck(String json) {
-        int n = json.length();
-        if (n < 9 || n > 23 || !json.startsWith("{\"ack\":") || json.charAt(n - 1) != '}') {
+        return canonicalAck(json.length(), json::charAt);
+    }
+
+    /**
+     * The id of an ack frame in its canonical form, {@code {"ack":<digits>}} (no whitespace, sign
+     * or leading zero, at most 15 digits), read from the frame's UTF-8 bytes without decoding them
+     * or allocating. Every frame a subscriber sends is such an ack, so a transport reads them with
+     * this and passes anything else, as text, to {@link #decodeAck(String)}, which accepts every
+     * other valid spelling and names what is wrong with an invalid one.
+     *
+     * @param utf8 the frame's payload, from its position to its limit; not modified
+     * @return the id, or -1 if the bytes are not the canonical form
+     * @since 1.2
+     */
+    public long canonicalAckId(java.nio.ByteBuffer utf8) {
+        int from = utf8.position();
+        return canonicalAck(utf8.remaining(), i -> utf8.get(from + i));
+    }
+
+    private static long canonicalAck(int n, java.util.function.IntUnaryOperator at) {
+        if (n < 9 || n > 23 || at.applyAsInt(n - 1) != '}') {
             return -1;
         }
-        if (json.charAt(7) == '0' && n != 9) {
+        for (int i = 0; i < ACK_PREFIX.length(); i++) {
+            if (at.applyAsInt(i) != ACK_PREFIX.charAt(i)) {
+                return -1;
+            }
+        }
+        if (at.applyAsInt(7) == '0' && n != 9) {
             return -1;
         }
         long v = 0;
         for (int i = 7; i < n - 1; i++) {
-            char c = json.charAt(i);
+            int c = at.applyAsInt(i);
             if (c < '0' || c > '9') {
                 return -1;
             }

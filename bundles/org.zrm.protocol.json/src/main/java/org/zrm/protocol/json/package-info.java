@@ -5,5 +5,5 @@
  * {@link org.zrm.protocol.json.ProtocolException} naming the offending JSON path.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("1.1.0")
+@org.osgi.annotation.versioning.Version("1.2.0")
 package org.zrm.protocol.json;

@@ -226,4 +226,22 @@ class ProtocolCodecTest {
         assertTrue(CODEC.encode(new ChangeStreamMessage.DataMessage(insert))
                 .endsWith("\"new\":{\"0\":0,\"1\":1,\"id\":\"x\",\"b\":2}}]"));
     }
+
+    @org.junit.jupiter.api.Test
+    void canonicalAcksAreReadFromTheirBytesAndEverythingElseIsLeftToTheParser() {
+        ProtocolCodec codec = new ProtocolCodec();
+        for (String ack : new String[] {"{\"ack\":0}", "{\"ack\":7}", "{\"ack\":123456789012345}"}) {
+            org.junit.jupiter.api.Assertions.assertEquals(codec.decodeAck(ack).id(), codec.canonicalAckId(
+                    java.nio.ByteBuffer.wrap(ack.getBytes(java.nio.charset.StandardCharsets.UTF_8))), ack);
+        }
+        java.nio.ByteBuffer slice = java.nio.ByteBuffer.wrap("xx{\"ack\":42}yy".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        slice.position(2).limit(12);
+        org.junit.jupiter.api.Assertions.assertEquals(42, codec.canonicalAckId(slice), "from position to limit");
+        org.junit.jupiter.api.Assertions.assertEquals(2, slice.position(), "the buffer is not moved");
+        for (String other : new String[] {"{\"ack\": 1}", "{\"ack\":01}", "{\"ack\":-1}", "{\"ack\":1.0}",
+                "{\"ack\":1234567890123456}", "{\"ack\":1,\"x\":2}", "{\"Ack\":1}", "{\"ack\":}", "", "{\"ack\":\u00e91}"}) {
+            org.junit.jupiter.api.Assertions.assertEquals(-1, codec.canonicalAckId(
+                    java.nio.ByteBuffer.wrap(other.getBytes(java.nio.charset.StandardCharsets.UTF_8))), other);
+        }
+    }
 }
