@@ -18,6 +18,10 @@ import com.fasterxml.jackson.databind.SerializationFeature;
  * (under the project, or {@code $ZRM_HOME}). With {@code --peer}, a workload that supports it
  * measures that peer system in ZRM's place; it prints {@code PEER} lines instead and writes
  * {@code target/bench/<workload>-peer-<NAME>.json}, so ZRM's own record is never overwritten.
+ *
+ * <p>The run's work folder (its clusters, replicas and logs: several GB for a full-scale run) is
+ * deleted after a run that completed, and kept after one that failed, for its logs; set
+ * {@code ZRM_BENCH_KEEP=1} to keep it anyway.
  */
 public final class Main {
 
@@ -75,12 +79,38 @@ public final class Main {
             results = workload.run(new BenchContext(System.out, workDir, pgBin, scale, home, peer));
         } catch (BenchSetupException e) {
             System.err.println("zrm bench: " + e.getMessage());
+            deleteTree(workDir);
             return 2;
+        } catch (Exception | Error e) {
+            System.err.println("zrm bench: " + workload.name() + " failed; its work folder (logs, clusters) is kept: "
+                    + workDir + " (delete it when done)");
+            throw e;
+        }
+        if ("1".equals(System.getenv("ZRM_BENCH_KEEP"))) {
+            System.out.println("zrm bench: work folder kept (ZRM_BENCH_KEEP=1): " + workDir);
+        } else {
+            deleteTree(workDir);
         }
         String file = workload.name() + (peer == null ? "" : "-peer-" + peer) + ".json";
         write(home.resolve("target/bench").resolve(file), workload, scale, peer, results);
         results.forEach(r -> System.out.println(r.resultLine()));
         return 0;
+    }
+
+    /** Deletes {@code dir} and everything under it; what cannot be deleted is reported, not hidden. */
+    private static void deleteTree(Path dir) throws IOException {
+        List<Path> paths;
+        try (var walk = Files.walk(dir)) {
+            paths = walk.sorted(java.util.Comparator.reverseOrder()).toList();
+        }
+        for (Path p : paths) {
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException e) {
+                System.err.println("zrm bench: could not delete " + p + " (" + e + "); delete " + dir + " by hand");
+                return;
+            }
+        }
     }
 
     private static void write(Path file, Workload workload, double scale, String peer, List<Result> results)
