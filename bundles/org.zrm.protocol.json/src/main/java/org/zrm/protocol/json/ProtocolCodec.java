@@ -206,19 +206,21 @@ public final class ProtocolCodec {
     }
 
     private static long canonicalAck(int n, java.util.function.IntUnaryOperator at) {
-        if (n < 9 || n > 23 || at.applyAsInt(n - 1) != '}') {
+        // {"ack": then 1 to 15 digits (exact in a double, like every id upstream sends), then }
+        int first = ACK_PREFIX.length();
+        if (n < first + 2 || n > first + 16 || at.applyAsInt(n - 1) != '}') {
             return -1;
         }
-        for (int i = 0; i < ACK_PREFIX.length(); i++) {
+        for (int i = 0; i < first; i++) {
             if (at.applyAsInt(i) != ACK_PREFIX.charAt(i)) {
                 return -1;
             }
         }
-        if (at.applyAsInt(7) == '0' && n != 9) {
+        if (at.applyAsInt(first) == '0' && n != first + 2) {
             return -1;
         }
         long v = 0;
-        for (int i = 7; i < n - 1; i++) {
+        for (int i = first; i < n - 1; i++) {
             int c = at.applyAsInt(i);
             if (c < '0' || c > '9') {
                 return -1;

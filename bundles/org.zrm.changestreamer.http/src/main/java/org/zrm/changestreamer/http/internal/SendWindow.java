@@ -76,8 +76,8 @@ final class SendWindow {
     }
 
     /**
-     * {@link #fits} that, when the answer is no, remembers {@code onRelease} as
-     * {@link #tryAcquire} does.
+     * Whether {@code chars} would be admitted now, counting nothing; if not, remembers
+     * {@code onRelease} as {@link #tryAcquire} does.
      */
     boolean fitsOrNotify(long chars, Runnable onRelease) {
         lock.lock();
@@ -87,16 +87,6 @@ final class SendWindow {
             }
             waiter = onRelease;
             return false;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** @return whether {@link #acquire(long)} of {@code chars} would return without waiting now */
-    boolean fits(long chars) {
-        lock.lock();
-        try {
-            return closed || outstanding == 0 || outstanding + chars <= limit;
         } finally {
             lock.unlock();
         }

@@ -63,15 +63,14 @@ record Settings(Duration pingInterval, long maxUnackedChars, long maxQueuedChars
     }
 
     static Settings of(ChangeStreamerHttpConfig config) {
-        if (config.send_threads() < 0) {
-            throw new IllegalArgumentException("send.threads must be between 0 (one per processor) and "
-                    + MAX_SENDER_THREADS + ", got " + config.send_threads());
-        }
         return new Settings(Duration.ofMillis(config.ping_intervalMs()), config.send_maxUnackedChars(),
                 config.send_maxQueuedChars(), config.receive_maxMessageBytes(), perProcessor(config.send_threads()));
     }
 
-    /** @return {@code configured}, or one thread per available processor for 0 */
+    /**
+     * @return {@code configured}, or one thread per available processor for 0; any other value
+     *     is passed on unchanged for the constructor to accept or reject
+     */
     static int perProcessor(int configured) {
         return configured == 0 ? Math.min(MAX_SENDER_THREADS, Runtime.getRuntime().availableProcessors()) : configured;
     }

@@ -68,7 +68,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     private volatile boolean heardFromClient = true;
     private volatile ScheduledFuture<?> pings;
     /**
-     * Written only by the one thread sending at a time (see {@link #sendFrame}); volatile because
+     * Written only by the one thread sending at a time (see {@link #trySendFrame}); volatile because
      * with a sender pool that thread changes from drain to drain.
      */
     private volatile long lastFrameId;
@@ -251,8 +251,9 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     }
 
     /**
-     * Sends one message as the next frame. Called by one thread at a time (the connection's
-     * sender). Blocks while either send window is full.
+     * Sends one message as the next frame and writes it at once, blocking while either send window
+     * is full: for a connection with a thread of its own ({@code /snapshot}, one status message).
+     * Called by one thread at a time.
      *
      * @param msg the serialised message, inserted verbatim
      * @param onConsumed called once when the client acknowledges the frame (never if the
@@ -260,43 +261,12 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      * @return {@code false} if the connection ended, so the message was not sent
      */
     final boolean sendFrame(String msg, Runnable onConsumed) throws InterruptedException {
-        return sendFrame(msg, null, onConsumed, true);
-    }
-
-    /**
-     * Sends one frame; with {@code flush == false} Jetty may hold it in its output buffer together
-     * with the next frames, so that a burst of small messages leaves in a few writes rather than one
-     * system call (and one wake-up of the client) per message. The caller passes {@code true} for
-     * the last frame of a burst. Before waiting on a send window the held frames are flushed, so the
-     * sender never waits for write completions of frames it is itself holding back.
-     *
-     * <p>The frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: when
-     * {@code msgUtf8} is given (the encoding the streamer shares among all subscribers of a
-     * message), only the short id prefix is encoded here and the message bytes are copied, not
-     * re-encoded. The send windows count characters of the frame text, as before, so the bounds
-     * mean the same whichever way the frame was built.
-     *
-     * @param msg the serialised message, inserted verbatim
-     * @param msgUtf8 {@code msg} as UTF-8, or {@code null} to encode it here; not modified
-     * @param onConsumed called once when the client acknowledges the frame (never if the
-     *     connection ends first)
-     * @param flush whether to write this frame and those held before it now
-     * @return {@code false} if the connection ended, so the message was not sent
-     */
-    final boolean sendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush)
-            throws InterruptedException {
         String prefix = Frame.prefix(lastFrameId + 1);
-        long chars = prefix.length() + msg.length() + 1L;
-        if (!unacked.fits(chars) || !queued.fits(chars)) {
-            flushHeldFrames();
-        }
-        if (!unacked.acquire(chars)) {
+        long chars = frameChars(prefix, msg);
+        if (!unacked.acquire(chars) || !queued.acquire(chars)) {
             return false;
         }
-        if (!queued.acquire(chars)) {
-            return false;
-        }
-        emit(prefix, msg, msgUtf8, chars, onConsumed, flush);
+        emit(prefix, msg, null, chars, onConsumed, true);
         return true;
     }
 
@@ -311,24 +281,39 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     }
 
     /**
-     * {@link #sendFrame(String, ByteBuffer, Runnable, boolean)} for a sender that must not block
-     * (one of a few threads serving every connection): a frame that does not fit a send window is
-     * not sent, the frames held back are flushed, and {@code onWindow} runs on the thread that
-     * next releases room. The caller keeps the message and offers it again then. Called by one
-     * thread at a time.
+     * Sends one message as the next frame without blocking, for the shared sender threads: a
+     * frame that does not fit a send window is not sent, the frames held back are flushed, and
+     * {@code onWindow} runs on the thread that next releases room; the caller keeps the message
+     * and offers it again then. Called by one thread at a time.
      *
+     * <p>With {@code flush == false} Jetty may hold the frame in its output buffer together with
+     * the next frames, so that a burst of small messages leaves in a few writes rather than one
+     * system call (and one wake-up of the client) per message; the caller passes {@code true} for
+     * the last frame of a burst.
+     *
+     * <p>The frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: when
+     * {@code msgUtf8} is given (the encoding the streamer shares among all subscribers of a
+     * message), only the short id prefix is encoded here and the message bytes are copied, not
+     * re-encoded. The send windows count characters of the frame text, so the bounds mean the same
+     * whichever way the frame was built.
+     *
+     * @param msg the serialised message, inserted verbatim
+     * @param msgUtf8 {@code msg} as UTF-8, or {@code null} to encode it here; not modified
+     * @param onConsumed called once when the client acknowledges the frame (never if the
+     *     connection ends first)
+     * @param flush whether to write this frame and those held before it now
      * @param onWindow must not block (it schedules the sender again)
      */
     final SendOutcome trySendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush,
             Runnable onWindow) {
         String prefix = Frame.prefix(lastFrameId + 1);
-        long chars = prefix.length() + msg.length() + 1L;
-        if (!unacked.tryAcquire(chars, onWindow)) {
-            flushHeldFrames();
-            return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
-        }
-        if (!queued.tryAcquire(chars, onWindow)) {
+        long chars = frameChars(prefix, msg);
+        boolean admitted = unacked.tryAcquire(chars, onWindow);
+        if (admitted && !queued.tryAcquire(chars, onWindow)) {
             unacked.release(chars);
+            admitted = false;
+        }
+        if (!admitted) {
             flushHeldFrames();
             return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
         }
@@ -342,8 +327,13 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      * on a full window, so that a release it raced with is not lost.
      */
     final boolean windowsOpenFor(String msg, Runnable onWindow) {
-        long chars = Frame.prefix(lastFrameId + 1).length() + msg.length() + 1L;
+        long chars = frameChars(Frame.prefix(lastFrameId + 1), msg);
         return unacked.fitsOrNotify(chars, onWindow) && queued.fitsOrNotify(chars, onWindow);
+    }
+
+    /** @return the characters of the frame text {@code prefix + msg + END}, what the windows count */
+    private static long frameChars(String prefix, String msg) {
+        return prefix.length() + msg.length() + 1L;
     }
 
     /** Hands one admitted frame to Jetty; its characters are counted in both windows already. */
