@@ -85,30 +85,34 @@ final class W3Fixture {
         return total;
     }
 
-    /** Upstream {@code makeBenchmarkFixtureRow}: the table (by {@code id % 10}) and its row. */
-    static Insert insert(long id) {
+    /** Upstream's split of ids over the tables: the table row {@code id} belongs to. */
+    static String table(long id) {
         int kind = (int) (id % 10);
+        return kind < 5 ? "bench_rows" : kind < 7 ? "bench_wide" : kind < 9 ? "bench_composite" : "bench_lookup";
+    }
+
+    /**
+     * Upstream {@code makeBenchmarkFixtureRow}: the table (by {@code id % 10}) and its row, whose
+     * values are in the table's column order.
+     */
+    static Insert insert(long id) {
+        String table = table(id);
         Map<String, Object> row = new LinkedHashMap<>();
-        String table;
-        if (kind < 5) {
-            table = "bench_rows";
+        if (table.equals("bench_rows")) {
             row.put("id", id);
             row.put("payload", makePayload(id, 256, 2048));
-        } else if (kind < 7) {
-            table = "bench_wide";
+        } else if (table.equals("bench_wide")) {
             row.put("id", id);
             row.put("group_id", id % 128);
             row.put("title", "wide row " + id);
             row.put("body", makePayload(id, 2048, 8192));
             row.put("extra", makePayload(id + 17, 512, 2048));
-        } else if (kind < 9) {
-            table = "bench_composite";
+        } else if (table.equals("bench_composite")) {
             row.put("account_id", id % 1_000);
             row.put("seq", id / 1_000);
             row.put("payload", makePayload(id, 128, 1024));
             row.put("amount", id % 100_000);
         } else {
-            table = "bench_lookup";
             row.put("id", id);
             row.put("label", "lookup-" + (id % 10_000));
             row.put("active", id % 2 == 0);

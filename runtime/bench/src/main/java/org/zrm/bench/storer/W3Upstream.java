@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
-import java.util.function.LongPredicate;
 import org.postgresql.PGConnection;
 import org.postgresql.copy.CopyManager;
 
@@ -54,10 +53,9 @@ public final class W3Upstream {
         }
         CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
         long bytes = 0;
-        bytes += load(copy, "bench_rows", rowsPerTable, id -> id % 10 < 5);
-        bytes += load(copy, "bench_lookup", rowsPerTable, id -> id % 10 == 9);
-        bytes += load(copy, "bench_wide", rowsPerTable, id -> id % 10 == 5 || id % 10 == 6);
-        bytes += load(copy, "bench_composite", rowsPerTable, id -> id % 10 == 7 || id % 10 == 8);
+        for (String table : TABLES) {
+            bytes += load(copy, table, rowsPerTable);
+        }
         boolean auto = c.getAutoCommit();
         c.setAutoCommit(true);
         try (Statement s = c.createStatement()) {
@@ -69,9 +67,8 @@ public final class W3Upstream {
         return bytes;
     }
 
-    /** Loads the first {@code rows} ids that {@code kind} accepts into {@code table}; returns their payload bytes. */
-    private static long load(CopyManager copy, String table, int rows, LongPredicate kind)
-            throws SQLException, IOException {
+    /** Loads the first {@code rows} ids of {@code table}'s kind into it; returns their payload bytes. */
+    private static long load(CopyManager copy, String table, int rows) throws SQLException, IOException {
         StringBuilder text = new StringBuilder(1 << 20);
         long bytes = 0;
         int inBatch = 0;
@@ -79,8 +76,8 @@ public final class W3Upstream {
         for (int n = 0; n < rows; n++) {
             do {
                 id++;
-            } while (!kind.test(id));
-            appendRow(text, table, id);
+            } while (!W3Fixture.table(id).equals(table));
+            appendRow(text, id);
             bytes += W3Fixture.rowPayloadBytes(id);
             if (++inBatch == ROWS_PER_COPY) {
                 copy.copyIn("COPY " + table + " FROM STDIN", new StringReader(text.toString()));
@@ -95,21 +92,15 @@ public final class W3Upstream {
     }
 
     /**
-     * One row of {@link W3Fixture#insert} in COPY text format. Payloads are made of digits, lower
-     * case letters and colons, labels and titles of letters, digits, dashes and spaces: nothing
-     * COPY's text format would have to escape.
+     * Row {@code id} of {@link W3Fixture#insert}, its values in column order, as a line of COPY's
+     * text format. Payloads are made of digits, lower case letters and colons, labels and titles of
+     * letters, digits, dashes and spaces: nothing the text format would have to escape.
      */
-    private static void appendRow(StringBuilder out, String table, long id) {
-        switch (table) {
-            case "bench_rows" -> out.append(id).append('\t').append(W3Fixture.makePayload(id, 256, 2048));
-            case "bench_wide" -> out.append(id).append('\t').append(id % 128).append('\t').append("wide row ").append(id)
-                    .append('\t').append(W3Fixture.makePayload(id, 2048, 8192))
-                    .append('\t').append(W3Fixture.makePayload(id + 17, 512, 2048));
-            case "bench_composite" -> out.append(id % 1_000).append('\t').append(id / 1_000)
-                    .append('\t').append(W3Fixture.makePayload(id, 128, 1024)).append('\t').append(id % 100_000);
-            case "bench_lookup" -> out.append(id).append('\t').append("lookup-").append(id % 10_000)
-                    .append('\t').append(id % 2 == 0 ? 't' : 'f');
-            default -> throw new IllegalArgumentException("not a W3 table: " + table);
+    private static void appendRow(StringBuilder out, long id) {
+        String sep = "";
+        for (Object v : W3Fixture.insert(id).newRow().values()) {
+            out.append(sep).append(v instanceof Boolean b ? (b ? "t" : "f") : v);
+            sep = "\t";
         }
         out.append('\n');
     }
