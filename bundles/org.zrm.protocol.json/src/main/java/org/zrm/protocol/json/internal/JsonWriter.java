@@ -4,6 +4,7 @@ import java.math.BigInteger;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.RandomAccess;
 
 /**
  * A minimal JSON writer producing exactly what Zero's {@code BigIntJSON.stringify} produces:
@@ -185,8 +186,16 @@ public final class JsonWriter {
             return endObject();
         } else if (v instanceof List<?> l) {
             beginArray();
-            for (Object o : l) {
-                value(o);
+            if (l instanceof RandomAccess) {
+                // Backfill messages hold thousands of small row lists; an iterator per row (two
+                // objects through an unmodifiable wrapper) was a visible share of their encoding.
+                for (int i = 0, n = l.size(); i < n; i++) {
+                    value(l.get(i));
+                }
+            } else {
+                for (Object o : l) {
+                    value(o);
+                }
             }
             return endArray();
         }
