@@ -109,7 +109,7 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
     /** How often a running backfill logs its progress (as initial sync does). */
     public static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(5);
     /** Accounting cost of a begin or commit message. */
-    private static final int CONTROL_COST = 64;
+    static final int CONTROL_COST = 64;
     static final String PRODUCER = "backfill";
 
     private record TableKey(String schema, String name) {
@@ -414,6 +414,16 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
                 if (s.tx != null && (stream.hasWaiters() || mustWait)) {
                     s.commit(); // yield to the main stream
                 }
+                // Wait for the consumer before pushing, not inside the push: blocked there while
+                // holding the stream, the backfill made a live transaction that asked meanwhile
+                // wait for the consumer too (tens of ms on a busy machine). A request that comes
+                // while this waits makes the backfill commit and yield first.
+                if (s.tx != null && !stream.awaitRoom(s.reservation)) {
+                    s.commit();
+                }
+                if (s.tx == null) {
+                    stream.awaitRoom(null);
+                }
                 if (completed) {
                     awaitStreamReached(state, msgWatermark);
                 }
@@ -427,7 +437,7 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
                     }
                     return;
                 }
-                int cost = cost(msg);
+                int cost = run.estimatedSize(msg);
                 stream.push(s.reservation, new DataMessage(msg), cost);
                 s.txBytes += cost;
                 if (msg instanceof Backfill b) {

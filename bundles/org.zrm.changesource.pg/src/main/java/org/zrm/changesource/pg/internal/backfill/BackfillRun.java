@@ -29,6 +29,16 @@ public interface BackfillRun extends AutoCloseable {
     DataOrSchemaChange next() throws ChangeSourceException, InterruptedException;
 
     /**
+     * The estimated in-memory size of {@code msg}, a message {@link #next()} returned, which the
+     * change stream's byte bound and the progress figures count. The default walks every value
+     * ({@link BackfillManager#cost}); a run that sized the values while decoding them answers
+     * without that second pass over the rows.
+     */
+    default int estimatedSize(DataOrSchemaChange msg) {
+        return BackfillManager.cost(msg);
+    }
+
+    /**
      * Ends the read, whether or not it finished. Idempotent and callable from any thread; it
      * cancels a COPY in progress and never leaves the temporary slot behind.
      */

@@ -51,6 +51,9 @@ public final class PgBackfillRun implements BackfillRun {
     private long copyBytes;
     private long maxMessageCopyBytes;
     private int messages;
+    /** The last message {@link #next()} returned and its size as the reader estimated it. */
+    private DataOrSchemaChange lastMessage;
+    private long lastMessageSize;
     private long startNanos;
 
     PgBackfillRun(BackfillRequest request, Connection conn, String watermark, BackfillSchemaValidator.Validated backfill,
@@ -144,7 +147,17 @@ public final class PgBackfillRun implements BackfillRun {
         messages++;
         LOG.debug("backfill {}: flushed {} rows, {} bytes (total: rows={}, msgs={}, bytes={})", label,
                 batch.rows().size(), batch.copyBytes(), rows, messages, copyBytes);
-        return new Backfill(relation, backfill.columns(), watermark, batch.rows(), status(), Passthrough.NONE);
+        Backfill msg = new Backfill(relation, backfill.columns(), watermark, batch.rows(), status(), Passthrough.NONE);
+        lastMessage = msg;
+        lastMessageSize = batch.estimatedSize();
+        return msg;
+    }
+
+    @Override
+    public int estimatedSize(DataOrSchemaChange msg) {
+        return msg == lastMessage
+                ? (int) Math.min(Integer.MAX_VALUE, BackfillManager.CONTROL_COST + lastMessageSize)
+                : BackfillRun.super.estimatedSize(msg);
     }
 
     private DownloadStatus status() {

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.protocol.ChangeStreamMessage;
+import org.zrm.protocol.ChangeStreamMessage.CommitMessage;
 import org.zrm.protocol.ChangeStreamMessage.StatusMessage;
 
 /**
@@ -103,6 +104,8 @@ public final class ChangeStreamMultiplexer {
     // Guarded by lock. lastWatermark is null exactly while holder is not.
     private String lastWatermark;
     private volatile Reservation holder;
+    /** Whether {@code waiters} is non-empty; written under the lock, read without it. */
+    private volatile boolean requested;
     private ChangeSourceException end;
     // Longest wait of any grant, per producer name, for status and tests.
     private final AtomicLong maxReplicationWaitNanos = new AtomicLong();
@@ -155,9 +158,9 @@ public final class ChangeStreamMultiplexer {
      * @throws IllegalStateException if {@link #MAX_WAITERS} requests already wait
      */
     public Reservation tryReserve(String producer, Runnable onGrant) {
+        Reservation r = new Reservation(producer, nanoClock.getAsLong(), onGrant);
         lock.lock();
         try {
-            Reservation r = new Reservation(producer, nanoClock.getAsLong(), onGrant);
             if (holder == null) {
                 r.watermark = lastWatermark;
                 lastWatermark = null;
@@ -168,10 +171,14 @@ public final class ChangeStreamMultiplexer {
                 throw new IllegalStateException(MAX_WAITERS + " producers already wait for the change stream");
             }
             waiters.addLast(r);
-            return r;
+            requested = true;
         } finally {
             lock.unlock();
         }
+        // A holder waiting for room (awaitRoom) gives the stream up for this request; outside the
+        // lock, since the buffer's lock is never taken inside this one.
+        buffer.wakeWaitingProducers();
+        return r;
     }
 
     /**
@@ -192,12 +199,15 @@ public final class ChangeStreamMultiplexer {
             while (!r.granted()) {
                 if (end != null) {
                     waiters.remove(r);
+                    requested = !waiters.isEmpty();
                     throw end;
                 }
                 try {
                     grantedOrEnded.await();
                 } catch (InterruptedException e) {
-                    if (!waiters.remove(r) && r.granted()) {
+                    boolean removed = waiters.remove(r);
+                    requested = !waiters.isEmpty();
+                    if (!removed && r.granted()) {
                         // Granted while being interrupted: pass the stream on unchanged.
                         releaseLocked(r, r.watermark());
                     }
@@ -215,7 +225,9 @@ public final class ChangeStreamMultiplexer {
         Runnable grant = null;
         lock.lock();
         try {
-            if (!waiters.remove(r) && holder == r) {
+            boolean removed = waiters.remove(r);
+            requested = !waiters.isEmpty();
+            if (!removed && holder == r) {
                 grant = releaseLocked(r, r.watermark());
             }
         } finally {
@@ -248,14 +260,30 @@ public final class ChangeStreamMultiplexer {
         }
     }
 
-    /** @return whether a request waits (cheaper than {@link #waiterDelayNanos()}: no clock read) */
+    /** @return whether a request waits (cheaper than {@link #waiterDelayNanos()}: no lock, no clock read) */
     public boolean hasWaiters() {
-        lock.lock();
-        try {
-            return !waiters.isEmpty();
-        } finally {
-            lock.unlock();
+        return requested;
+    }
+
+    /**
+     * Waits until the holder's next {@link #push} would not wait for the consumer, or until another
+     * producer requests the stream, whichever comes first. A holder that waited inside
+     * {@link #push} instead would keep a live transaction that asks meanwhile waiting for the
+     * consumer as well; with this it can commit and release first, and push once it holds the
+     * stream again.
+     *
+     * @param r the held reservation, or {@code null} to wait for room only (nothing held)
+     * @return {@code true} if the consumer has room; {@code false} if a request waits for the stream
+     * @throws IllegalStateException if {@code r} is not null and does not hold the stream
+     * @throws ChangeSourceException the end of the stream
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public boolean awaitRoom(Reservation r) throws ChangeSourceException, InterruptedException {
+        if (r == null) {
+            return buffer.awaitBelow(BLOCKING_PRODUCER_MAX_BUFFERED_BYTES, () -> false);
         }
+        checkHolder(r);
+        return buffer.awaitBelow(BLOCKING_PRODUCER_MAX_BUFFERED_BYTES, () -> requested);
     }
 
     /**
@@ -283,6 +311,7 @@ public final class ChangeStreamMultiplexer {
             throw new IllegalStateException("release() by " + r.producer() + ", which does not hold the change stream");
         }
         Reservation next = waiters.pollFirst();
+        requested = !waiters.isEmpty();
         if (next == null) {
             holder = null;
             lastWatermark = newWatermark;
@@ -325,7 +354,10 @@ public final class ChangeStreamMultiplexer {
     /**
      * Pushes one message of the holder's transaction, waiting while the buffer is at its bound or
      * holds {@link #BLOCKING_PRODUCER_MAX_BUFFERED_BYTES} (the consumer's back-pressure on a
-     * blocking producer).
+     * blocking producer). A {@code commit} waits only at the buffer's own bound: it is what lets
+     * the holder release the stream, and holding it back behind the holder's own rows would only
+     * keep a waiting live transaction waiting longer (it overshoots the lower bound by one small
+     * message).
      *
      * @throws IllegalStateException if {@code r} does not hold the stream
      * @throws ChangeSourceException the end of the stream
@@ -335,7 +367,8 @@ public final class ChangeStreamMultiplexer {
             throws ChangeSourceException, InterruptedException {
         checkHolder(r);
         notifyListeners(message);
-        buffer.offerWhenBelow(message, cost, BLOCKING_PRODUCER_MAX_BUFFERED_BYTES);
+        buffer.offerWhenBelow(message, cost,
+                message instanceof CommitMessage ? Long.MAX_VALUE : BLOCKING_PRODUCER_MAX_BUFFERED_BYTES);
     }
 
     /**

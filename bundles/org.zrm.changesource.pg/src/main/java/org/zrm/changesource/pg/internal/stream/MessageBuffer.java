@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.zrm.changesource.ChangeSourceException;
 import org.zrm.protocol.ChangeStreamMessage;
 
@@ -154,6 +155,50 @@ public final class MessageBuffer {
             add(message, cost);
             full = messages.size() >= maxMessages || bytes >= maxBytes;
             notEmpty.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until {@link #offerWhenBelow} with {@code byteBound} would add at once, or until
+     * {@code giveUp} answers {@code true}; it is asked before each wait and after each wake-up
+     * ({@link #wakeWaitingProducers}). Adds nothing.
+     *
+     * @return {@code true} if there is room, {@code false} if {@code giveUp} ended the wait first
+     * @throws ChangeSourceException the end of the buffer, if it ended before or while waiting
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public boolean awaitBelow(long byteBound, BooleanSupplier giveUp) throws ChangeSourceException, InterruptedException {
+        lock.lockInterruptibly();
+        try {
+            while (end == null && (full || bytes >= byteBound)) {
+                if (giveUp.getAsBoolean()) {
+                    return false;
+                }
+                waitingProducers++;
+                try {
+                    notFull.await();
+                } finally {
+                    waitingProducers--;
+                }
+            }
+            if (end != null) {
+                throw end;
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Wakes the producers waiting for room so that they ask their {@code giveUp} condition again. */
+    public void wakeWaitingProducers() {
+        lock.lock();
+        try {
+            if (waitingProducers > 0) {
+                notFull.signalAll();
+            }
         } finally {
             lock.unlock();
         }

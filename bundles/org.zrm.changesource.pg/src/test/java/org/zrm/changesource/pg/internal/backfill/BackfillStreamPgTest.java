@@ -444,8 +444,17 @@ class BackfillStreamPgTest {
                 rows += bf.rowValues().size();
                 assertEquals(rows, bf.status().rows());
                 assertEquals(1000, bf.status().totalRows());
+                // Sized while decoding, without a walk over the values: per row its list and two
+                // references, per value the overhead and its COPY length (4 digits in text, 4
+                // bytes in binary; the 1000-byte payload).
+                int perRow = BackfillCopyReader.ROW_OVERHEAD + 2 * 8 + 2 * BackfillCopyReader.VALUE_OVERHEAD + 4 + 1000;
+                assertEquals(BackfillManager.CONTROL_COST + bf.rowValues().size() * perRow, run.estimatedSize(bf));
+                int walked = BackfillManager.cost(bf);
+                assertTrue(run.estimatedSize(bf) > walked / 2 && run.estimatedSize(bf) < walked * 2,
+                        run.estimatedSize(bf) + " against " + walked);
             }
             assertInstanceOf(BackfillCompleted.class, msg);
+            assertEquals(BackfillManager.cost(msg), run.estimatedSize(msg), "a completion is sized as before");
             assertEquals(1000 * (long) rowBytes + (text ? 0 : 19 + 2), run.copyBytes());
         }
         List<Integer> expected = new ArrayList<>();

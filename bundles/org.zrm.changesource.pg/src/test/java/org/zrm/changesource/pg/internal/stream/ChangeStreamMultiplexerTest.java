@@ -179,6 +179,67 @@ class ChangeStreamMultiplexerTest {
         assertEquals(1, shared.size());
     }
 
+    @Test
+    void aHolderWaitingForRoomGivesUpWhenTheReplicationPumpAsks() throws Exception {
+        MessageBuffer shared = new MessageBuffer(1024, 16 << 20, null);
+        ChangeStreamMultiplexer mux = new ChangeStreamMultiplexer("123", shared);
+        Reservation r = mux.tryReserve("backfill", null);
+        ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
+        assertTrue(mux.awaitRoom(r), "room at once below the producer's bound");
+        mux.push(r, begin, (int) ChangeStreamMultiplexer.BLOCKING_PRODUCER_MAX_BUFFERED_BYTES);
+        CompletableFuture<Boolean> waiting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return mux.awaitRoom(r);
+            } catch (ChangeSourceException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThrows(java.util.concurrent.TimeoutException.class, () -> waiting.get(200, TimeUnit.MILLISECONDS),
+                "the holder waits for the consumer while nobody else asks");
+        Reservation pump = mux.tryReserve(ChangeStreamMultiplexer.REPLICATION, null);
+        assertFalse(waiting.get(5, TimeUnit.SECONDS), "a request ends the wait without room, so the holder can yield");
+        assertEquals(1, shared.size(), "nothing was pushed or taken");
+        assertFalse(mux.awaitRoom(r), "a request already waiting ends the wait at once");
+
+        // Nothing held: the wait is for room only, and a request does not end it.
+        ChangeStreamMessage commit = msg("[\"commit\",{\"tag\":\"commit\"},{\"watermark\":\"123.01\"}]");
+        mux.push(r, commit, 64);
+        mux.release(r, "123.01");
+        assertTrue(pump.granted());
+        CompletableFuture<Boolean> roomOnly = CompletableFuture.supplyAsync(() -> {
+            try {
+                return mux.awaitRoom(null);
+            } catch (ChangeSourceException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThrows(java.util.concurrent.TimeoutException.class, () -> roomOnly.get(200, TimeUnit.MILLISECONDS));
+        assertSame(begin, shared.poll(Duration.ZERO));
+        assertTrue(roomOnly.get(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void aCommitIsNotHeldBackByTheProducersOwnBound() throws Exception {
+        MessageBuffer shared = new MessageBuffer(1024, 16 << 20, null);
+        ChangeStreamMultiplexer mux = new ChangeStreamMultiplexer("123", shared);
+        Reservation r = mux.tryReserve("backfill", null);
+        ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
+        mux.push(r, begin, (int) ChangeStreamMultiplexer.BLOCKING_PRODUCER_MAX_BUFFERED_BYTES);
+        ChangeStreamMessage commit = msg("[\"commit\",{\"tag\":\"commit\"},{\"watermark\":\"123.01\"}]");
+        // At the producer's bound: a data message would wait; the commit that ends the transaction does not.
+        pushInBackground(mux, r, commit, 64).get(5, TimeUnit.SECONDS);
+        assertEquals(2, shared.size());
+        // The buffer's own bound still holds for it.
+        MessageBuffer full = new MessageBuffer(1, 16 << 20, null);
+        ChangeStreamMultiplexer mux2 = new ChangeStreamMultiplexer("123", full);
+        Reservation r2 = mux2.tryReserve("backfill", null);
+        mux2.push(r2, begin, 64);
+        CompletableFuture<Void> blocked = pushInBackground(mux2, r2, commit, 64);
+        assertThrows(java.util.concurrent.TimeoutException.class, () -> blocked.get(200, TimeUnit.MILLISECONDS));
+        full.poll(Duration.ZERO);
+        blocked.get(5, TimeUnit.SECONDS);
+    }
+
     /** A blocking push on another thread, for tests that expect it to wait. */
     private static CompletableFuture<Void> pushInBackground(ChangeStreamMultiplexer mux, Reservation r,
             ChangeStreamMessage message, int cost) {
