@@ -147,6 +147,12 @@ public final class E2eWorkload implements Workload {
     /** The next row id a load uses, so that the warm-up and the measured load never collide. */
     private long nextId = 1;
     private String changeDb;
+    /**
+     * The cluster holding {@link #changeDb}: the upstream's, or with
+     * {@code ZRM_BENCH_CHANGE_DB_CLUSTER=separate} a second one, so that the change log's WAL is not
+     * in the stream the upstream's walsender decodes.
+     */
+    private PgCluster changeCluster;
     /** The peer measured in place of the runtime ({@code --peer}); {@code null} to measure ZRM. */
     private ZeroCachePeer peer;
 
@@ -163,13 +169,17 @@ public final class E2eWorkload implements Workload {
                     peer.version(), peer.node());
         }
         ScheduledExecutorService scheduler = ProcCpu.newSampler();
+        boolean separateChangeDb = "separate".equals(System.getenv("ZRM_BENCH_CHANGE_DB_CLUSTER"));
         try (PgCluster c = context.replicationCluster()
                 .setting("max_replication_slots", "32")
                 .setting("max_wal_senders", "32")
-                .start()) {
+                .start();
+             PgCluster cc = separateChangeDb ? context.replicationCluster().dataDir(context.workDir().resolve("pg-change"))
+                     .start() : null) {
             this.cluster = c;
+            this.changeCluster = cc != null ? cc : c;
             this.upstreamDb = c.createDatabase("upstream");
-            this.changeDb = c.createDatabase("change");
+            this.changeDb = changeCluster.createDatabase("change");
             try (Connection conn = c.connect(upstreamDb); Statement s = conn.createStatement()) {
                 s.execute("CREATE TABLE t (id bigint PRIMARY KEY, a int, b text, c timestamptz DEFAULT now())");
                 s.execute("CREATE PUBLICATION " + PUB + " FOR TABLE t");
@@ -383,7 +393,7 @@ public final class E2eWorkload implements Workload {
             throws Exception {
         String table = app.cdcTable("changeLog");
         long logRows;
-        try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement();
+        try (Connection c = changeCluster.connect(changeDb); Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
             rs.next();
             logRows = rs.getLong(1);
@@ -476,10 +486,20 @@ public final class E2eWorkload implements Workload {
      */
     private List<Result> measureBackfill() throws Exception {
         int rows = ctx.scaled(1_000_000);
+        // A first, smaller backfill under the same live load warms the runtime's backfill path:
+        // the JIT compiles it and recompiles the live path's methods that the backfill's messages
+        // deoptimize, which took 1.8 of the runtime's 4.9 CPU-seconds when the measured backfill
+        // was the process's first. Its own rate is printed too: what a fresh process's first
+        // backfill sees.
+        int warmRows = ctx.scaled(200_000);
         try (Connection c = cluster.connect(upstreamDb); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE big (id bigint PRIMARY KEY, a int, b text, c timestamptz DEFAULT now())");
             s.execute("INSERT INTO big(id, a, b) SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " + rows + ") g");
+            s.execute("CREATE TABLE warm (LIKE big INCLUDING ALL)");
+            s.execute("INSERT INTO warm(id, a, b) SELECT g, g % 1000, md5(g::text) FROM generate_series(1, " + warmRows
+                    + ") g");
             s.execute("VACUUM ANALYZE big");
+            s.execute("VACUUM ANALYZE warm");
         }
         double copySeconds = bestCopyOutSeconds(upstreamDb, "COPY (SELECT id, a, b, c FROM big) TO STDOUT (FORMAT binary)");
         double limit = rows / copySeconds;
@@ -490,15 +510,22 @@ public final class E2eWorkload implements Workload {
         Path gcLog = app.dir.resolve("gc.log");
         app.javaOpts = "-Xlog:gc:file=" + gcLog;
         int baselineTxns = ctx.scaled(10_000);
-        int maxTxns = baselineTxns + ctx.scaled(600_000); // at most 10 minutes of backfill at 1,000/s
+        // at most 10 minutes of backfill at 1,000/s, and 2 of the warm-up
+        int maxTxns = baselineTxns + ctx.scaled(720_000);
         long[] committed = new long[maxTxns];
         long[] arrived = new long[maxTxns];
+        // Each live transaction's WAL position, to split its latency where the walsender passes it.
+        long[] walPosition = new long[maxTxns];
+        long[] walsenderPassed = new long[maxTxns];
         long base = 20_000_000L;
         int written;
         long alterCommitted;
         long completedAt;
         int firstDuring;
         int lastDuring;
+        int warmDone = -1;
+        int beforeEnd = Integer.MAX_VALUE;
+        double warmSeconds = 0;
         long runtimeCpuAtAlter = 0;
         org.zrm.bench.storer.CpuSample benchAndPgAtAlter = null;
         long runtimeCpu;
@@ -513,15 +540,33 @@ public final class E2eWorkload implements Workload {
                     });
                  Connection c = cluster.connect(upstreamDb);
                  Connection ddl = cluster.connect(upstreamDb);
-                 PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))")) {
+                 PreparedStatement ps = c.prepareStatement("INSERT INTO t(id, a, b) VALUES (?, ?, md5(?::text))"
+                         + " RETURNING (pg_current_wal_insert_lsn() - '0/0')::int8");
+                 SentLsnSampler walsender = new SentLsnSampler(cluster.connect(upstreamDb), app.slot(),
+                         maxTxns * 2)) {
                 awaitStreaming(rt);
                 long start = System.nanoTime();
                 alterCommitted = 0;
                 firstDuring = -1;
                 lastDuring = -1;
                 int i = 0;
+                long warmAlter = 0;
                 for (; i < maxTxns; i++) {
-                    if (i == baselineTxns) {
+                    if (i == 0) {
+                        try (Statement st = ddl.createStatement()) {
+                            st.execute("ALTER PUBLICATION " + PUB + " ADD TABLE warm");
+                        }
+                        warmAlter = System.nanoTime();
+                    }
+                    if (warmDone < 0 && sub.backfillsCompleted() >= 1) {
+                        warmSeconds = (sub.awaitBackfillsCompleted(1, 1_000) - warmAlter) / 1e9;
+                        warmDone = i;
+                        beforeEnd = i + baselineTxns;
+                        say("  warm-up: the runtime's first backfill, %d rows in %.2f s = %.0f rows/s (%.3f of the"
+                                + " limit's rate)", warmRows, warmSeconds, warmRows / warmSeconds,
+                                warmRows / warmSeconds / limit);
+                    }
+                    if (i == beforeEnd) {
                         try (Statement st = ddl.createStatement()) {
                             st.execute("ALTER PUBLICATION " + PUB + " ADD TABLE big");
                         }
@@ -531,7 +576,7 @@ public final class E2eWorkload implements Workload {
                         firstDuring = i;
                         say("  %d baseline transactions; ALTER PUBLICATION ... ADD TABLE big", baselineTxns);
                     }
-                    if (firstDuring >= 0 && sub.backfillCompleted()) {
+                    if (firstDuring >= 0 && sub.backfillsCompleted() >= 2) {
                         lastDuring = i;
                         break;
                     }
@@ -543,21 +588,30 @@ public final class E2eWorkload implements Workload {
                     ps.setLong(1, base + i);
                     ps.setInt(2, i % 1000);
                     ps.setLong(3, base + i);
-                    ps.executeUpdate();
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        walPosition[i] = rs.getLong(1);
+                    }
                     committed[i] = System.nanoTime();
                 }
                 written = i;
                 if (lastDuring < 0) {
-                    throw new IllegalStateException("the backfill did not complete while " + (written - baselineTxns)
-                            + " live transactions were written");
+                    throw new IllegalStateException(warmDone < 0
+                            ? "the warm-up backfill did not complete while " + written + " live transactions were written"
+                            : "the backfill did not complete while " + (written - firstDuring)
+                                    + " live transactions were written");
                 }
-                completedAt = sub.awaitBackfillCompleted(1_000);
+                completedAt = sub.awaitBackfillsCompleted(2, 1_000);
                 // Where the cores went while the backfill ran: the runtime, the PostgreSQL server
                 // (COPY out, the change log's ingest, the live load's commits) and this process
                 // (the writer and the subscriber).
                 benchAndPgCpu = org.zrm.bench.storer.CpuSample.take().minus(benchAndPgAtAlter);
                 runtimeCpu = rt.cpuNanos() - runtimeCpuAtAlter;
                 sub.awaitInserts(written, 120_000);
+                walsender.close();
+                for (int k = 0; k < written; k++) {
+                    walsenderPassed[k] = walsender.reachedAt(walPosition[k]);
+                }
             }
         }
         double backfillSeconds = (completedAt - alterCommitted) / 1e9;
@@ -577,14 +631,23 @@ public final class E2eWorkload implements Workload {
         say("  store limit: the change DB ingests the backfill's %.1f MB of change-log rows (COPY FROM STDIN into a"
                 + " copy of changeLog) in %.2f s (best of 2); floor (COPY out + ingest) / %d cores = %.2f s, so the"
                 + " ratio cannot exceed %.2f", store[1] / 1e6, store[0], cores, floorSeconds, ceiling);
-        // The first 10 % of the baseline warm the JIT and are left out, as in the latency benchmark.
-        double[] before = latencies(committed, arrived, baselineTxns / 10, baselineTxns);
+        // The baseline after the warm-up, less its first 10 %, as in the latency benchmark.
+        int beforeFrom = warmDone + baselineTxns / 10;
+        double[] before = latencies(committed, arrived, beforeFrom, beforeEnd);
         double[] during = latencies(committed, arrived, firstDuring, lastDuring);
         double p99Before = percentile(before, 0.99);
         double p99During = percentile(during, 0.99);
         long[] heap = peakHeap(gcLog);
+        long[] edge = serverEdges(committed, walsenderPassed, arrived, written);
         say("  live latency over the backfill (by commit time after the ALTER): %s",
-                timeline(committed, arrived, firstDuring, lastDuring, alterCommitted, 10));
+                timeline(committed, arrived, committed, firstDuring, lastDuring, alterCommitted, 10));
+        say("  where live latency goes, commit -> walsender past its WAL | -> subscriber, p50/p99 ms: before %s;"
+                + " during %s", hops(committed, edge, arrived, beforeFrom, beforeEnd),
+                hops(committed, edge, arrived, firstDuring, lastDuring));
+        say("  the server's share over the backfill: %s", timeline(committed, edge, committed, firstDuring, lastDuring,
+                alterCommitted, 10));
+        say("  the runtime's and the client's share: %s", timeline(edge, arrived, committed, firstDuring, lastDuring,
+                alterCommitted, 10));
         say("  backfill of %d rows in %.2f s = %.0f rows/s; live p99 %.2f ms before, %.2f ms during (%d transactions"
                 + " during); heap peak %d MB, peak after GC %d MB", rows, backfillSeconds, rate, p99Before, p99During,
                 during.length, heap[0], heap[1]);
@@ -737,7 +800,7 @@ public final class E2eWorkload implements Workload {
                 List<Connection> conns = new ArrayList<>();
                 try {
                     for (int i = 0; i < (parallel ? sqls.size() : 1); i++) {
-                        conns.add(cluster.connect(db));
+                        conns.add((db.equals(changeDb) ? changeCluster : cluster).connect(db));
                     }
                     long t0 = System.nanoTime();
                     List<java.util.concurrent.Future<?>> running = new ArrayList<>();
@@ -864,7 +927,8 @@ public final class E2eWorkload implements Workload {
     }
 
     /**
-     * The change DB's own cost of what the backfill wrote: its {@code backfill} change-log rows,
+     * The change DB's own cost of what the measured backfill wrote: its {@code backfill} change-log
+     * rows (the table {@code big}'s; the warm-up's are left out),
      * read back once, then loaded with {@code COPY … FROM STDIN} into a table made {@code LIKE} the
      * change log (indexes, TOAST and JSON validation included), best of 2.
      *
@@ -872,11 +936,11 @@ public final class E2eWorkload implements Workload {
      */
     private double[] changeLogStore(App app) throws SQLException, IOException {
         String table = app.cdcTable("changeLog");
-        try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement()) {
+        try (Connection c = changeCluster.connect(changeDb); Statement s = c.createStatement()) {
             org.postgresql.copy.CopyManager copy = c.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
             java.io.ByteArrayOutputStream rows = new java.io.ByteArrayOutputStream();
             copy.copyOut("COPY (SELECT watermark, pos, change, precommit FROM " + table
-                    + " WHERE change->>'tag' = 'backfill') TO STDOUT", rows);
+                    + " WHERE change->>'tag' = 'backfill' AND change->'relation'->>'name' = 'big') TO STDOUT", rows);
             byte[] data = rows.toByteArray();
             s.execute("CREATE TABLE bench_store_limit (LIKE " + table + " INCLUDING ALL)");
             double best = Double.MAX_VALUE;
@@ -907,12 +971,37 @@ public final class E2eWorkload implements Workload {
     }
 
     /**
-     * Where in time a p99 comes from: transactions {@code from} to {@code to} split into
-     * {@code slices} equal spans of commit time after {@code t0}, each as {@code +start_ms
-     * p99/max (count)}. A p99 over a few seconds is set by its longest stall, and this shows
+     * Where each live transaction crossed the server's edge: when the walsender was first seen past
+     * its WAL ({@link SentLsnSampler}), clamped to [commit, arrival]; a transaction the sampler
+     * never saw passing (the sampling period) counts its whole latency on the runtime's side.
+     */
+    private static long[] serverEdges(long[] committed, long[] passed, long[] arrived, int to) {
+        long[] edge = new long[to];
+        for (int i = 0; i < to; i++) {
+            edge[i] = passed[i] < 0 ? committed[i] : Math.min(arrived[i], Math.max(committed[i], passed[i]));
+        }
+        return edge;
+    }
+
+    /**
+     * A live transaction's latency split at the server's edge ({@link #serverEdges}): the server's
+     * share before it (WAL flush, decoding), the runtime's and the client's after it, each as
+     * p50/p99 over transactions {@code from} to {@code to}.
+     */
+    private static String hops(long[] committed, long[] edge, long[] arrived, int from, int to) {
+        double[] server = latencies(committed, edge, from, to);
+        double[] downstream = latencies(edge, arrived, from, to);
+        return String.format(Locale.ROOT, "%.1f/%.1f | %.1f/%.1f", percentile(server, 0.5), percentile(server, 0.99),
+                percentile(downstream, 0.5), percentile(downstream, 0.99));
+    }
+
+    /**
+     * Where in time a p99 comes from: the spans {@code start[i]} → {@code end[i]} of transactions
+     * {@code from} to {@code to}, split into {@code slices} equal spans of commit time after
+     * {@code t0}, each as {@code +start_ms p99/max (count)}. A p99 over a few seconds is set by its longest stall, and this shows
      * whether that is one stall (at the start, at the end) or a steady delay.
      */
-    private static String timeline(long[] committed, long[] arrived, int from, int to, long t0, int slices) {
+    private static String timeline(long[] start, long[] end, long[] committed, int from, int to, long t0, int slices) {
         if (to <= from) {
             return "(no transactions)";
         }
@@ -923,7 +1012,7 @@ public final class E2eWorkload implements Workload {
         }
         for (int i = from; i < to; i++) {
             int k = (int) Math.min(slices - 1, Math.max(0, (committed[i] - t0) * slices / span));
-            bySlice.get(k).add((arrived[i] - committed[i]) / 1e6);
+            bySlice.get(k).add((end[i] - start[i]) / 1e6);
         }
         StringBuilder b = new StringBuilder();
         for (int k = 0; k < slices; k++) {
@@ -982,7 +1071,7 @@ public final class E2eWorkload implements Workload {
         RuntimeProcess start(Map<String, String> streamerOverrides) throws IOException, InterruptedException {
             Map<String, String> env = new LinkedHashMap<>();
             env.put("ZERO_UPSTREAM_DB", cluster.uri(upstreamDb));
-            env.put("ZERO_CHANGE_DB", cluster.uri(changeDb));
+            env.put("ZERO_CHANGE_DB", changeCluster.uri(changeDb));
             env.put("ZERO_APP_ID", id);
             if (publications != null) {
                 env.put("ZERO_APP_PUBLICATIONS", publications);
@@ -1011,7 +1100,7 @@ public final class E2eWorkload implements Workload {
             if (peer == null) {
                 return start(Map.of());
             }
-            return peer.start(dir, cluster.uri(upstreamDb), cluster.uri(changeDb), id, zeroPort, publications);
+            return peer.start(dir, cluster.uri(upstreamDb), changeCluster.uri(changeDb), id, zeroPort, publications);
         }
 
         /** Whether a walsender serves the app's slot, i.e. the streamer is streaming. */
@@ -1308,7 +1397,7 @@ public final class E2eWorkload implements Workload {
     }
 
     private String queryChange(String sql) throws SQLException {
-        try (Connection c = cluster.connect(changeDb); Statement s = c.createStatement();
+        try (Connection c = changeCluster.connect(changeDb); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery(sql)) {
             return rs.next() ? rs.getString(1) : null;
         }

@@ -65,8 +65,10 @@ final class WsSubscriber implements AutoCloseable {
 
     private volatile long inserts;
     private volatile long commits;
-    /** When a {@code backfill-completed} change arrived (slow path only), or 0. */
+    /** When the last {@code backfill-completed} change arrived (slow path only), or 0. */
     private volatile long backfillCompletedNanos;
+    /** How many {@code backfill-completed} changes arrived; written by the reader thread only. */
+    private volatile int backfillsCompleted;
     /** Inserts seen before the latest commit: the transactions those inserts belong to are complete. */
     private volatile long insertsAtLastCommit;
     private volatile long lastCommitNanos;
@@ -354,6 +356,7 @@ final class WsSubscriber implements AutoCloseable {
             case "data" -> {
                 if (s.startsWith("{\"tag\":\"backfill-completed\"", typeEnd + 2)) {
                     backfillCompletedNanos = now;
+                    backfillsCompleted++;
                     synchronized (progress) {
                         progress.notifyAll();
                     }
@@ -456,15 +459,15 @@ final class WsSubscriber implements AutoCloseable {
 
 
     /**
-     * Waits until a {@code backfill-completed} change arrived. Only subscribers with an insert-id
-     * callback see it (they read every frame on the general path).
+     * Waits until {@code count} {@code backfill-completed} changes arrived. Only subscribers with an
+     * insert-id callback see them (they read every frame on the general path).
      *
-     * @return the {@link System#nanoTime()} of its arrival
+     * @return the {@link System#nanoTime()} of the last one's arrival
      */
-    long awaitBackfillCompleted(long timeoutMillis) throws InterruptedException {
+    long awaitBackfillsCompleted(int count, long timeoutMillis) throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         synchronized (progress) {
-            while (backfillCompletedNanos == 0) {
+            while (backfillsCompleted < count) {
                 long left = deadline - System.nanoTime();
                 if (error != null || left <= 0) {
                     throw new IllegalStateException("no backfill-completed within " + timeoutMillis + " ms"
@@ -476,9 +479,9 @@ final class WsSubscriber implements AutoCloseable {
         return backfillCompletedNanos;
     }
 
-    /** Whether a {@code backfill-completed} change has arrived. */
-    boolean backfillCompleted() {
-        return backfillCompletedNanos != 0;
+    /** How many {@code backfill-completed} changes have arrived. */
+    int backfillsCompleted() {
+        return backfillsCompleted;
     }
 
     /** Closes the connection (the server sees the subscriber go away) and stops the reader. */
