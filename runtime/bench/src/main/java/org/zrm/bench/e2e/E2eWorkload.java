@@ -521,6 +521,7 @@ public final class E2eWorkload implements Workload {
         int written;
         long alterCommitted;
         long completedAt;
+        long storedAt;
         int firstDuring;
         int lastDuring;
         int warmDone = -1;
@@ -607,6 +608,7 @@ public final class E2eWorkload implements Workload {
                 // (the writer and the subscriber).
                 benchAndPgCpu = org.zrm.bench.storer.CpuSample.take().minus(benchAndPgAtAlter);
                 runtimeCpu = rt.cpuNanos() - runtimeCpuAtAlter;
+                storedAt = awaitBackfillStored(app, "big", 120_000);
                 sub.awaitInserts(written, 120_000);
                 walsender.close();
                 for (int k = 0; k < written; k++) {
@@ -616,6 +618,9 @@ public final class E2eWorkload implements Workload {
         }
         double backfillSeconds = (completedAt - alterCommitted) / 1e9;
         double rate = rows / backfillSeconds;
+        double storedSeconds = (storedAt - alterCommitted) / 1e9;
+        say("  the change log held the backfill-completed %.2f s after the ALTER (%.2f s after the subscriber had it):"
+                + " %.0f rows/s stored", storedSeconds, storedSeconds - backfillSeconds, rows / storedSeconds);
         double[] store = changeLogStore(app);
         int cores = Runtime.getRuntime().availableProcessors();
         double runtimeCpuSeconds = runtimeCpu / 1e9;
@@ -654,6 +659,7 @@ public final class E2eWorkload implements Workload {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("rows", rows);
         details.put("backfillSeconds", backfillSeconds);
+        details.put("storedSeconds", storedSeconds);
         details.put("copyOutSeconds", copySeconds);
         details.put("changeLogIngestSeconds", store[0]);
         details.put("cpuRuntimeSeconds", runtimeCpuSeconds);
@@ -1392,6 +1398,35 @@ public final class E2eWorkload implements Workload {
                 say("  loaded %d rows in %d transactions in %.1f s; end LSN %s", rows, txns,
                         (System.nanoTime() - t0) / 1e9, lsn);
                 return lsn;
+            }
+        }
+    }
+
+    /**
+     * Waits until the app's change log holds the {@code backfill-completed} of {@code table}: the
+     * storer writes after forwarding, so it may still be storing the backfill when the subscriber
+     * has it all. Polls every 20 ms (no signal crosses the process boundary), bounded by
+     * {@code timeoutMs}.
+     *
+     * @return the {@link System#nanoTime()} at which it was seen
+     */
+    private long awaitBackfillStored(App app, String table, long timeoutMs) throws SQLException, InterruptedException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        try (Connection c = changeCluster.connect(changeDb);
+             PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + app.cdcTable("changeLog")
+                     + " WHERE change->>'tag' = 'backfill-completed' AND change->'relation'->>'name' = ?")) {
+            ps.setString(1, table);
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next()) {
+                        return System.nanoTime();
+                    }
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the change log did not hold the backfill-completed of " + table
+                            + " within " + timeoutMs + " ms");
+                }
+                Thread.sleep(20);
             }
         }
     }

@@ -141,17 +141,7 @@ public final class MessageBuffer {
             throws ChangeSourceException, InterruptedException {
         lock.lockInterruptibly();
         try {
-            while (end == null && (full || bytes >= byteBound)) {
-                waitingProducers++;
-                try {
-                    notFull.await();
-                } finally {
-                    waitingProducers--;
-                }
-            }
-            if (end != null) {
-                throw end;
-            }
+            awaitBelowLocked(byteBound, () -> false);
             add(message, cost);
             full = messages.size() >= maxMessages || bytes >= maxBytes;
             notEmpty.signal();
@@ -172,24 +162,30 @@ public final class MessageBuffer {
     public boolean awaitBelow(long byteBound, BooleanSupplier giveUp) throws ChangeSourceException, InterruptedException {
         lock.lockInterruptibly();
         try {
-            while (end == null && (full || bytes >= byteBound)) {
-                if (giveUp.getAsBoolean()) {
-                    return false;
-                }
-                waitingProducers++;
-                try {
-                    notFull.await();
-                } finally {
-                    waitingProducers--;
-                }
-            }
-            if (end != null) {
-                throw end;
-            }
-            return true;
+            return awaitBelowLocked(byteBound, giveUp);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@link #awaitBelow}'s wait, under the lock. */
+    private boolean awaitBelowLocked(long byteBound, BooleanSupplier giveUp)
+            throws ChangeSourceException, InterruptedException {
+        while (end == null && (full || bytes >= byteBound)) {
+            if (giveUp.getAsBoolean()) {
+                return false;
+            }
+            waitingProducers++;
+            try {
+                notFull.await();
+            } finally {
+                waitingProducers--;
+            }
+        }
+        if (end != null) {
+            throw end;
+        }
+        return true;
     }
 
     /** Wakes the producers waiting for room so that they ask their {@code giveUp} condition again. */

@@ -187,13 +187,7 @@ class ChangeStreamMultiplexerTest {
         ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
         assertTrue(mux.awaitRoom(r), "room at once below the producer's bound");
         mux.push(r, begin, (int) ChangeStreamMultiplexer.BLOCKING_PRODUCER_MAX_BUFFERED_BYTES);
-        CompletableFuture<Boolean> waiting = CompletableFuture.supplyAsync(() -> {
-            try {
-                return mux.awaitRoom(r);
-            } catch (ChangeSourceException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> waiting = awaitRoomInBackground(mux, r);
         assertThrows(java.util.concurrent.TimeoutException.class, () -> waiting.get(200, TimeUnit.MILLISECONDS),
                 "the holder waits for the consumer while nobody else asks");
         Reservation pump = mux.tryReserve(ChangeStreamMultiplexer.REPLICATION, null);
@@ -206,13 +200,7 @@ class ChangeStreamMultiplexerTest {
         mux.push(r, commit, 64);
         mux.release(r, "123.01");
         assertTrue(pump.granted());
-        CompletableFuture<Boolean> roomOnly = CompletableFuture.supplyAsync(() -> {
-            try {
-                return mux.awaitRoom(null);
-            } catch (ChangeSourceException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<Boolean> roomOnly = awaitRoomInBackground(mux, null);
         assertThrows(java.util.concurrent.TimeoutException.class, () -> roomOnly.get(200, TimeUnit.MILLISECONDS));
         assertSame(begin, shared.poll(Duration.ZERO));
         assertTrue(roomOnly.get(5, TimeUnit.SECONDS));
@@ -238,6 +226,17 @@ class ChangeStreamMultiplexerTest {
         assertThrows(java.util.concurrent.TimeoutException.class, () -> blocked.get(200, TimeUnit.MILLISECONDS));
         full.poll(Duration.ZERO);
         blocked.get(5, TimeUnit.SECONDS);
+    }
+
+    /** {@link ChangeStreamMultiplexer#awaitRoom} on another thread, for tests that expect it to wait. */
+    private static CompletableFuture<Boolean> awaitRoomInBackground(ChangeStreamMultiplexer mux, Reservation r) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return mux.awaitRoom(r);
+            } catch (ChangeSourceException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     /** A blocking push on another thread, for tests that expect it to wait. */
