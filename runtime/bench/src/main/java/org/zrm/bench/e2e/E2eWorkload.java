@@ -660,6 +660,8 @@ public final class E2eWorkload implements Workload {
         details.put("rows", rows);
         details.put("backfillSeconds", backfillSeconds);
         details.put("storedSeconds", storedSeconds);
+        details.put("warmupRows", warmRows);
+        details.put("warmupSeconds", warmSeconds);
         details.put("copyOutSeconds", copySeconds);
         details.put("changeLogIngestSeconds", store[0]);
         details.put("cpuRuntimeSeconds", runtimeCpuSeconds);
@@ -1004,8 +1006,9 @@ public final class E2eWorkload implements Workload {
     /**
      * Where in time a p99 comes from: the spans {@code start[i]} → {@code end[i]} of transactions
      * {@code from} to {@code to}, split into {@code slices} equal spans of commit time after
-     * {@code t0}, each as {@code +start_ms p99/max (count)}. A p99 over a few seconds is set by its longest stall, and this shows
-     * whether that is one stall (at the start, at the end) or a steady delay.
+     * {@code t0}, each as {@code +start_ms p99/max (count)}. A p99 over a few seconds is set by its
+     * longest stall, and this shows whether that is one stall (at the start, at the end) or a steady
+     * delay.
      */
     private static String timeline(long[] start, long[] end, long[] committed, int from, int to, long t0, int slices) {
         if (to <= from) {
