@@ -14,7 +14,8 @@ import java.math.RoundingMode;
  * the only candidates are the two neighbours of the exact binary value at that precision (rounded
  * down and up); a candidate qualifies if it converts back to {@code x}. BigDecimal conversions are
  * exact and correctly rounded, which makes this slow-ish but simple and provably right; integral
- * values, the common case, take a fast path.
+ * values, the common case, take a fast path, and so do values with a few fraction digits
+ * ({@link #appendFewFractionDigits}).
  */
 public final class JsNumbers {
 
@@ -44,6 +45,17 @@ public final class JsNumbers {
     }
 
     private static void append(StringBuilder out, double x) {
+        append(out, x, true);
+    }
+
+    /** {@link #toJsString} by the exact search alone, without {@link #appendFewFractionDigits}: for tests. */
+    static String exactJsString(double x) {
+        StringBuilder sb = new StringBuilder(24);
+        append(sb, x, false);
+        return sb.toString();
+    }
+
+    private static void append(StringBuilder out, double x, boolean fast) {
         if (x == 0) {
             out.append('0'); // covers -0, which JavaScript prints as "0"
             return;
@@ -56,11 +68,64 @@ public final class JsNumbers {
             out.append('-');
             x = -x;
         }
+        if (fast && appendFewFractionDigits(out, x)) {
+            return;
+        }
         BigDecimal shortest = shortest(x);
         String digits = shortest.unscaledValue().toString();
         int k = digits.length();
         int n = k - shortest.scale(); // x = 0.digits × 10^n
         layout(out, digits, k, n);
+    }
+
+    /** 10^0 … 10^22, each exact as a double. */
+    private static final double[] POW10 = new double[23];
+
+    static {
+        POW10[0] = 1;
+        for (int i = 1; i < POW10.length; i++) {
+            POW10[i] = POW10[i - 1] * 10;
+        }
+    }
+
+    /**
+     * The common case, in plain double arithmetic: a value whose shortest form has a few fraction
+     * digits (a timestamp in milliseconds with its microseconds, a price). The exact search costs
+     * microseconds per value, and a live row with a {@code timestamptz} paid it on the stream's
+     * one thread.
+     *
+     * <p>For each scale {@code s} from 1 the candidates are the integers {@code c} near
+     * {@code x·10^s}; {@code c/10^s} converts back to {@code x} exactly when the correctly rounded
+     * quotient {@code (double) c / 10^s} is {@code x}, since {@code c} and {@code 10^s} are exact
+     * doubles. While {@code ulp(x)·10^s < 1}, the decimals at scale {@code s} that convert back to
+     * {@code x} lie in an interval shorter than one step, so there is at most one, and it is within
+     * one of the computed {@code x·10^s} (whose rounding error is below half a step): checking
+     * three candidates is exhaustive. The first scale with one is therefore the fewest digits, and
+     * being the only one it is also the closest (Number::toString's choice). No integer converts
+     * back to a non-integral {@code x} below 2^53 (the integer is itself a different double), so
+     * scale 0 is never the answer. Past that window, or past 2^53, the caller runs the exact search.
+     *
+     * @param x finite, positive and not an integer
+     * @return whether it appended {@code x}; if not, it appended nothing
+     */
+    private static boolean appendFewFractionDigits(StringBuilder out, double x) {
+        double ulp = Math.ulp(x);
+        for (int s = 1; s < POW10.length && ulp * POW10[s] < 1; s++) {
+            double p = POW10[s];
+            double scaled = x * p;
+            if (scaled >= TWO_POW_53 - 2) {
+                return false;
+            }
+            long m = Math.round(scaled);
+            for (long c = Math.max(1, m - 1); c <= m + 1; c++) {
+                if ((double) c / p == x) {
+                    String digits = Long.toString(c);
+                    layout(out, digits, digits.length(), digits.length() - s);
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The shortest decimal that converts back to {@code x} (x finite, positive), closest on ties. */

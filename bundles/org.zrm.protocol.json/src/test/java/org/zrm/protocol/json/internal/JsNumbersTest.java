@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.math.BigDecimal;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
 import net.jqwik.api.lifecycle.AddLifecycleHook;
 import org.zrm.testing.fuzz.FuzzTries;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -85,6 +87,37 @@ class JsNumbersTest {
             BigDecimal up = d.round(new java.math.MathContext(d.precision() - 1, java.math.RoundingMode.CEILING));
             assertTrue(down.doubleValue() != x && up.doubleValue() != x, () -> js + " is not shortest");
         }
+    }
+
+    // The few-fraction-digits path must give exactly what the exact search gives.
+
+    @Property(tries = 3000)
+    void anyDoubleFormatsAsTheExactSearchDoes(@ForAll double x) {
+        if (!Double.isNaN(x) && !Double.isInfinite(x)) {
+            assertEquals(JsNumbers.exactJsString(x), JsNumbers.toJsString(x));
+        }
+    }
+
+    @Property(tries = 3000)
+    void timestampsFormatAsTheExactSearchDoes(@ForAll @LongRange(min = -5_000_000_000_000_000L,
+            max = 5_000_000_000_000_000L) long microsSince2000) {
+        // How a timestamptz reaches JSON: µs since 2000 → ms since 1970, two double roundings.
+        double x = (double) microsSince2000 / 1000 + 946_684_800_000d;
+        assertEquals(JsNumbers.exactJsString(x), JsNumbers.toJsString(x));
+    }
+
+    @Property(tries = 3000)
+    void shortDecimalsFormatAsTheExactSearchDoes(@ForAll long unscaled, @ForAll @IntRange(min = 0, max = 22) int scale) {
+        double x = new BigDecimal(java.math.BigInteger.valueOf(unscaled), scale).doubleValue();
+        assertEquals(JsNumbers.exactJsString(x), JsNumbers.toJsString(x));
+    }
+
+    @ParameterizedTest
+    @CsvSource({"1764990000123.456", "1764990000123.4", "0.1", "0.000123", "4503599627370495.5", "8.5",
+        "1.7976931348623157e308", "5e-324", "123456.789012", "0.30000000000000004", "9007199254740991.0"})
+    void edgeValuesFormatAsTheExactSearchDoes(double x) {
+        assertEquals(JsNumbers.exactJsString(x), JsNumbers.toJsString(x));
+        assertEquals(JsNumbers.exactJsString(-x), JsNumbers.toJsString(-x));
     }
 
     private static int significantDigits(String s) {
