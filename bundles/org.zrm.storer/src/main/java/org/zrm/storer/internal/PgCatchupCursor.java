@@ -60,7 +60,8 @@ final class PgCatchupCursor implements CatchupCursor {
                 if (w.equals(watermark)) {
                     found = true;
                 } else if (found) {
-                    out.add(new ChangeLogEntry(w, rows.getLong(2), rows.getString(3), rows.getString(4), null));
+                    String change = rows.getString(3);
+                    out.add(new ChangeLogEntry(w, rows.getLong(2), tagOf(w, change), change, null));
                 } else {
                     exhausted = true;
                     throw new WatermarkTooOldException(w, watermark);
@@ -70,6 +71,14 @@ final class PgCatchupCursor implements CatchupCursor {
             throw new ChangeLogException("reading catch-up rows after " + watermark + " failed: " + e.getMessage(), e);
         }
         return out;
+    }
+
+    private static String tagOf(String watermark, String change) throws ChangeLogException {
+        try {
+            return ChangeTag.of(change);
+        } catch (IllegalArgumentException e) {
+            throw new ChangeLogException("change-log row at " + watermark + " is not a change: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -57,8 +57,7 @@ final class PgCatchupSnapshot implements CatchupSnapshot {
         }
         Connection c = lease.connection();
         try {
-            PreparedStatement ps = c.prepareStatement("SELECT watermark, pos, change->>'tag', change::text FROM "
-                    + schema.table("changeLog") + " WHERE watermark >= ? AND watermark <= ? ORDER BY watermark, pos");
+            PreparedStatement ps = c.prepareStatement(catchupSql(schema));
             ps.setFetchSize(FETCH_ROWS);
             ps.setString(1, watermark);
             ps.setString(2, lastWatermark);
@@ -68,6 +67,20 @@ final class PgCatchupSnapshot implements CatchupSnapshot {
             throw new ChangeLogException("catch-up query from " + watermark + " on " + schema + " failed: "
                     + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The catch-up read: rows from the subscriber's watermark to the snapshot's last, in key order.
+     * The tag is read from the text in the JVM ({@link ChangeTag}), not with {@code ->>}.
+     */
+    static String catchupSql(CdcSchema schema) {
+        return "SELECT watermark, pos, change::text FROM " + schema.table("changeLog")
+                + " WHERE watermark >= ? AND watermark <= ? ORDER BY watermark, pos";
+    }
+
+    /** @return the connection in the snapshot's transaction (for tests of its settings) */
+    Connection connection() {
+        return lease.connection();
     }
 
     @Override

@@ -359,6 +359,8 @@ public final class E2eWorkload implements Workload {
             say("  change log holds %d rows of %d transactions; catching up a new subscriber from %s", rows, txns,
                     app.replicaVersion);
             BufferSampler sampler = new BufferSampler(rt);
+            var benchAndPgAtStart = org.zrm.bench.storer.CpuSample.take();
+            long runtimeCpuAtStart = rt.cpuNanos();
             long t0 = System.nanoTime();
             long done;
             try (WsSubscriber behind = WsSubscriber.connect(rt.port(), "behind", app.replicaVersion,
@@ -370,8 +372,15 @@ public final class E2eWorkload implements Workload {
             }
             double seconds = (done - t0) / 1e9;
             double rate = rows / seconds;
+            // Where the cores went: the runtime (read, frame, send, read acks), PostgreSQL (the
+            // catch-up query) and this process (the subscriber, which reads and acks every frame).
+            var benchAndPg = org.zrm.bench.storer.CpuSample.take().minus(benchAndPgAtStart);
+            double runtimeCpu = (rt.cpuNanos() - runtimeCpuAtStart) / 1e9;
             say("  caught up %d changes in %.3f s (%.0f changes/s); largest buffered sample %.1f MB (bound %d MB)",
                     rows, seconds, rate, sampler.max / 1e6, bound >> 20);
+            say("  CPU during the catch-up (%d cores): runtime %.2f s, PostgreSQL %.2f s, benchmark client %.2f s",
+                    Runtime.getRuntime().availableProcessors(), runtimeCpu,
+                    benchAndPg.getOrDefault("postgres", 0L) / 1e9, benchAndPg.getOrDefault("jvm", 0L) / 1e9);
             Map<String, Object> details = new LinkedHashMap<>();
             details.put("rows", rows);
             details.put("seconds", seconds);
