@@ -112,16 +112,26 @@ final class CatchupRunner implements CatchupHandler {
                 }
                 await(older);
                 older = last;
-                for (ChangeLogEntry e : batch) {
+                for (int i = 0, n = batch.size(); i < n; i++) {
                     if (sub.isClosed()) {
                         LOG.info("change-streamer: subscriber {} went away during catch-up after {} changes", sub.id, sent);
                         return;
                     }
-                    last = sub.catchup(new WatermarkedChange(e.watermark(), e.tag(), CatchupFrames.rebuild(e)));
-                    sent++;
-                    if (sub.bufferedBytes() > maxBufferedBytes / 2) {
-                        await(last);
+                    ChangeLogEntry e = batch.get(i);
+                    WatermarkedChange change = new WatermarkedChange(e.watermark(), e.tag(), CatchupFrames.rebuild(e));
+                    // Only the batch's last change and a change that takes the subscriber above
+                    // half its bound are waited on, so only they get a future; the others are
+                    // sent untracked.
+                    boolean aboveHalf = sub.bufferedBytes() + change.json().length() > maxBufferedBytes / 2;
+                    if (aboveHalf || i == n - 1) {
+                        last = sub.catchup(change);
+                        if (aboveHalf) {
+                            await(last);
+                        }
+                    } else {
+                        sub.catchupUntracked(change);
                     }
+                    sent++;
                 }
             }
             if (cursor.foundStart()) {

@@ -167,19 +167,33 @@ final class Subscriber {
      *     at once if it was filtered
      */
     CompletableFuture<Outbox.Result> catchup(WatermarkedChange change) {
+        Outbox.Message m = catchupMessage(change);
+        return m == null ? SETTLED : m.result();
+    }
+
+    /**
+     * {@link #catchup} for a change the reader does not pace on: the same delivery without a
+     * future. The reader tracks one change in a batch, not each of them.
+     */
+    void catchupUntracked(WatermarkedChange change) {
+        catchupMessage(change);
+    }
+
+    /** @return the appended message, or {@code null} if the change settled at once (filtered, failed) */
+    private Outbox.Message catchupMessage(WatermarkedChange change) {
         Object r;
         synchronized (this) {
             if (rejected) {
-                return SETTLED;
+                return null;
             }
             initialize();
             r = sendChange(change);
         }
         if (r instanceof Throwable t) {
             fail(t);
-            return SETTLED;
+            return null;
         }
-        return r == null ? SETTLED : ((Outbox.Message) r).result();
+        return (Outbox.Message) r;
     }
 
     /** Ends catch-up: sends the status if not yet sent and flushes the backlog, in order. */

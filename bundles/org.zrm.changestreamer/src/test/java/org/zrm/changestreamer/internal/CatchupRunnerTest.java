@@ -28,7 +28,7 @@ class CatchupRunnerTest {
         return new CatchupRunner.Request(sub, "01");
     }
 
-    private static final class Snapshot implements CatchupSnapshot {
+    private static class Snapshot implements CatchupSnapshot {
         int closes;
 
         @Override
@@ -81,5 +81,100 @@ class CatchupRunnerTest {
         new CatchupRunner(pool, 1 << 20, (s, e) -> { }).startCatchup(snapshot, List.of(request("a")));
         assertEquals(1, snapshot.closes);
         assertEquals("change streamer is shutting down", failures.get(0).getMessage());
+    }
+
+    /** A cursor over {@code batches} batches of {@code size} inserts at watermarks "03", "04", …. */
+    private static final class Batches implements CatchupCursor {
+        private final int batches;
+        private final int size;
+        private final String padding;
+        private int served;
+
+        Batches(int batches, int size, int rowChars) {
+            this.batches = batches;
+            this.size = size;
+            this.padding = "x".repeat(rowChars);
+        }
+
+        @Override
+        public List<org.zrm.changelog.ChangeLogEntry> nextBatch() {
+            List<org.zrm.changelog.ChangeLogEntry> out = new ArrayList<>();
+            if (served < batches) {
+                String w = String.format("%02d", 3 + served++);
+                for (int i = 0; i < size; i++) {
+                    out.add(new org.zrm.changelog.ChangeLogEntry(w, i + 1, "insert",
+                            "{\"tag\":\"insert\",\"p\":\"" + padding + "\"}", null));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public boolean foundStart() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /**
+     * Catch-up paces on the subscriber: it holds the outbox near half the bound (one message
+     * over at most) however slowly the client consumes, and delivers every change in order, the
+     * untracked ones included.
+     */
+    @Test
+    void catchupHoldsTheOutboxNearHalfTheBoundAndDeliversEveryChangeInOrder() throws Exception {
+        long bound = 4_000;
+        Outbox outbox = new Outbox("slow", bound, () -> { }, failures::add);
+        Subscriber sub = new Subscriber(6, "slow", ReplicatorMode.SERVING, "01", "01", outbox, () -> "[\"status\",{}]",
+                new ProtocolCodec(), bound);
+        CatchupSnapshot snapshot = new Snapshot() {
+            @Override
+            public String lastWatermark() {
+                return "07";
+            }
+
+            @Override
+            public CatchupCursor catchup(String replicaVersion, String watermark) {
+                return new Batches(5, 40, 80);
+            }
+        };
+        java.util.concurrent.atomic.AtomicReference<Thread> reader = new java.util.concurrent.atomic.AtomicReference<>();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1), r -> {
+            Thread t = new Thread(r, "catchup-reader");
+            reader.set(t);
+            return t;
+        });
+        try {
+            new CatchupRunner(pool, bound, (s, e) -> { }).startCatchup(snapshot, List.of(new CatchupRunner.Request(sub, "01")));
+            List<String> seen = new ArrayList<>();
+            long largest = 0;
+            while (seen.size() < 200) {
+                // The slowest client there is: it takes a message only once the reader has stopped
+                // to wait for it (there is no signal for "parked" other than the thread's state).
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (reader.get() == null || reader.get().getState() != Thread.State.WAITING) {
+                    assertTrue(System.nanoTime() < deadline, "the catch-up reader never waited for the client");
+                    Thread.onSpinWait();
+                }
+                largest = Math.max(largest, outbox.bufferedBytes());
+                org.zrm.changestreamer.SubscriptionMessage m = outbox.take();
+                assertTrue(m != null, "the subscription ended after " + seen.size() + " changes, buffered " + largest
+                        + ": " + failures);
+                if (m.json().contains("\"insert\"")) {
+                    seen.add(m.json());
+                }
+                m.consumed();
+            }
+            long oneMessage = seen.get(0).length();
+            assertTrue(largest <= bound / 2 + oneMessage, "buffered " + largest + " against half the bound " + bound / 2);
+            assertTrue(largest > bound / 4, "the reader ran ahead of the consumer: " + largest);
+            assertEquals(200, seen.size());
+            assertTrue(failures.isEmpty(), "" + failures);
+        } finally {
+            pool.shutdownNow();
+        }
     }
 }

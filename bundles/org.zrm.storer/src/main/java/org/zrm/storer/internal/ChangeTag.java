@@ -16,6 +16,14 @@ final class ChangeTag {
 
     private static final String PREFIX = "{\"tag\":\"";
 
+    /**
+     * The tags of nearly every row, returned as these constants: a catch-up of a million rows
+     * would otherwise allocate a million tag strings, and hash each one again wherever it is
+     * switched on (their hash codes are cached in the constants).
+     */
+    private static final String[] COMMON = {"begin", "commit", "insert", "update", "delete", "backfill", "truncate",
+        "rollback"};
+
     private ChangeTag() {
     }
 
@@ -28,6 +36,12 @@ final class ChangeTag {
         if (json.startsWith(PREFIX)) {
             int end = json.indexOf('"', PREFIX.length());
             if (end > 0 && json.lastIndexOf('\\', end) < 0) {
+                int length = end - PREFIX.length();
+                for (String tag : COMMON) {
+                    if (tag.length() == length && json.startsWith(tag, PREFIX.length())) {
+                        return tag;
+                    }
+                }
                 return json.substring(PREFIX.length(), end);
             }
         }

@@ -1,9 +1,11 @@
 package org.zrm.storer.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -26,6 +28,13 @@ class ChangeTagTest {
     })
     void readsTheTopLevelTag(String json, String tag) {
         assertEquals(tag, ChangeTag.of(json));
+    }
+
+    @Test
+    void commonTagsAreTheSameInstanceEveryTime() {
+        assertSame(ChangeTag.of("{\"tag\":\"insert\",\"new\":{}}"), ChangeTag.of("{\"tag\":\"insert\"}"));
+        assertEquals("insertx", ChangeTag.of("{\"tag\":\"insertx\"}"));
+        assertEquals("inser", ChangeTag.of("{\"tag\":\"inser\"}"));
     }
 
     @ParameterizedTest

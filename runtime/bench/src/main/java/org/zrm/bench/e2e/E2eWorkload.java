@@ -59,6 +59,8 @@ public final class E2eWorkload implements Workload {
     private static final long MINIMAL_WRITER_MAX_UNACKED_CHARS = 16L << 20;
     private static final int REPS = 2;
     private static final long CATCHUP_TARGET = 100_000;
+    /** catchup-W5 against COPY out of the same change-log rows (the performance issue's target). */
+    private static final double CATCHUP_COPY_TARGET = 0.5;
     private static final double LATENCY_TARGET_P99_MS = 20;
     private static final double BACKFILL_RATE_TARGET = 0.5;
     private static final double BACKFILL_P99_FACTOR_TARGET = 2;
@@ -358,6 +360,17 @@ public final class E2eWorkload implements Workload {
             }
             say("  change log holds %d rows of %d transactions; catching up a new subscriber from %s", rows, txns,
                     app.replicaVersion);
+            // The process's first catch-up runs its read and framing paths for the first time, and
+            // the JIT compiles them while it runs (C2 threads took about a quarter of the runtime's
+            // CPU in it). Subscribers reconnect all the time in a running system, so the figure
+            // that matters is the catch-up path compiled; the first one is printed beside it.
+            long w0 = System.nanoTime();
+            try (WsSubscriber warm = WsSubscriber.connect(rt.port(), "warm-up", app.replicaVersion,
+                    app.replicaVersion, "serving", null)) {
+                long warmDone = warm.awaitInserts(rows, 600_000);
+                say("  warm-up: the process's first catch-up of the same %d changes took %.3f s (%.0f changes/s)",
+                        rows, (warmDone - w0) / 1e9, rows / ((warmDone - w0) / 1e9));
+            }
             BufferSampler sampler = new BufferSampler(rt);
             var benchAndPgAtStart = org.zrm.bench.storer.CpuSample.take();
             long runtimeCpuAtStart = rt.cpuNanos();
@@ -417,7 +430,8 @@ public final class E2eWorkload implements Workload {
         d.put("changeLogRows", logRows);
         d.put("copyOutSeconds", copySeconds);
         return Result.custom(name + "-vs-copy", String.format(Locale.ROOT,
-                "zrm=%.1f limit=%.1f ratio=%.3f (rows/s of the change log; no target)", zrm, limit, zrm / limit), true, d);
+                "zrm=%.1f limit=%.1f ratio=%.3f target=%.1f (rows/s of the change log)", zrm, limit, zrm / limit,
+                CATCHUP_COPY_TARGET), zrm / limit >= CATCHUP_COPY_TARGET, d);
     }
 
     /** latency: single-row transactions offered at 1,000/s; commit returned upstream → commit frame received. */
@@ -1322,7 +1336,7 @@ public final class E2eWorkload implements Workload {
                 .path("changestreamer");
     }
 
-    /** Samples the largest {@code bufferedBytes} of any subscriber in {@code /status} every 100 ms. */
+    /** Samples the largest {@code bufferedBytes} of any subscriber in {@code /status} every 250 ms. */
     private static final class BufferSampler {
         private final RuntimeProcess rt;
         private volatile boolean running;
@@ -1341,7 +1355,10 @@ public final class E2eWorkload implements Workload {
                         for (var sub : streamerSection(rt).path("subscribers")) {
                             max = Math.max(max, sub.path("bufferedBytes").asLong());
                         }
-                        Thread.sleep(100);
+                        // Not faster: /status walks every component, and at 10 Hz it took 4 % of
+                        // the runtime's samples during a catch-up. The bound itself is enforced
+                        // by the server (a subscriber above it is disconnected and fails the run).
+                        Thread.sleep(250);
                     } catch (InterruptedException e) {
                         return;
                     } catch (Exception e) {
