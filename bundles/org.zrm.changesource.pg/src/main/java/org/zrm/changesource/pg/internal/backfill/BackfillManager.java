@@ -297,6 +297,9 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
 
     // ------------------------------------------------------------------ streaming (backfill thread)
 
+    /** What {@link Session#begin} did. */
+    private enum Began { BEGAN, CANCELED, YIELDED }
+
     /** The stream-side state of one run: its reservation and open transaction. */
     private final class Session {
         final Running state;
@@ -311,8 +314,13 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
             this.nextLogNanos = nanoClock.getAsLong() + PROGRESS_INTERVAL.toNanos();
         }
 
-        /** Reserves the stream and begins a transaction; {@code null} if the run is cancelled. */
-        String begin(DataOrSchemaChange msg) throws ChangeSourceException, InterruptedException {
+        /**
+         * Reserves the stream and begins a transaction.
+         *
+         * @return {@link Began#BEGAN}; {@link Began#CANCELED} if the run is cancelled; or
+         *     {@link Began#YIELDED} if the stream was handed on untouched, to be asked for again
+         */
+        Began begin(DataOrSchemaChange msg) throws ChangeSourceException, InterruptedException {
             Reservation r = stream.reserve(PRODUCER);
             String last = r.watermark();
             boolean cancel;
@@ -326,7 +334,15 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
             }
             if (cancel) {
                 stream.release(r, last);
-                return null;
+                return Began.CANCELED;
+            }
+            // The room found before asking for the stream may be gone: a live transaction that held
+            // the stream meanwhile can have filled the consumer's buffer. Begun now, the first push
+            // would wait for the consumer while holding the stream, and so would a live
+            // transaction that asks meanwhile; so hand the stream on untouched and ask again.
+            if (!stream.awaitRoom(r)) {
+                stream.release(r, last);
+                return Began.YIELDED;
             }
             StateVersion v = StateVersion.parse(last);
             String watermark = StateVersion.of(v.major(), v.minor().orElse(BigInteger.ZERO).add(BigInteger.ONE))
@@ -342,7 +358,7 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
             tx = watermark;
             txBytes = 0;
             txStartNanos = nanoClock.getAsLong();
-            return watermark;
+            return Began.BEGAN;
         }
 
         void commit() throws ChangeSourceException, InterruptedException {
@@ -421,21 +437,21 @@ public final class BackfillManager implements ChangeStreamMultiplexer.Listener, 
                 if (s.tx != null && !stream.awaitRoom(s.reservation)) {
                     s.commit();
                 }
-                if (s.tx == null) {
-                    stream.awaitRoom(null);
-                }
                 if (completed) {
                     awaitStreamReached(state, msgWatermark);
                 }
                 if (msg instanceof Backfill b && !b.rowValues().isEmpty() && b.relation().rowKey().columns().isEmpty()) {
                     throw new MissingRowKeyException(state.request);
                 }
-                if (s.tx == null && s.begin(msg) == null) {
-                    LOG.info("backfill of {} canceled: {}", state.key, state.canceledReason);
-                    synchronized (this) {
-                        checkAndStart(); // the next one, if any
+                while (s.tx == null) {
+                    stream.awaitRoom(null);
+                    if (s.begin(msg) == Began.CANCELED) {
+                        LOG.info("backfill of {} canceled: {}", state.key, state.canceledReason);
+                        synchronized (this) {
+                            checkAndStart(); // the next one, if any
+                        }
+                        return;
                     }
-                    return;
                 }
                 int cost = run.estimatedSize(msg);
                 stream.push(s.reservation, new DataMessage(msg), cost);

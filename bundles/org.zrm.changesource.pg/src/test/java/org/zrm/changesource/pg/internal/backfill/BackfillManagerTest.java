@@ -500,6 +500,32 @@ class BackfillManagerTest {
 
     // ------------------------------------------------------------------ beyond the upstream file
 
+    /**
+     * The backfill can be granted the stream while the consumer is behind, because a live
+     * transaction filled the buffer after the backfill had checked for room. It must hand the
+     * stream on before it begins a transaction: began, its first push would wait for the consumer
+     * while holding the stream, and a live transaction that asked meanwhile would wait with it.
+     */
+    @Test
+    void aBackfillGrantedTheStreamWhileTheConsumerIsBehindYieldsBeforeItBegins() throws Exception {
+        stream(TWO_BATCHES_AND_DONE_B1, DONE_130);
+        Reservation main = changeStream.reserve("main");
+        backfillManager.run("123", List.of(request(REQUEST)));
+        awaitWaiter(); // the backfill found room and now waits for the stream
+        String big = backfill(REL, "[\"b\"]", "130", "[[\"" + "x".repeat(100) + "\",1]]");
+        changeStream.push(main, msg(begin("140")), 64);
+        changeStream.push(main, msg(data(big)), 300_000); // above the 256 KiB a blocking producer may add to
+        changeStream.push(main, msg(commit("140")), 64);
+        CountDownLatch granted = new CountDownLatch(1);
+        Reservation next = changeStream.tryReserve("main", granted::countDown);
+        changeStream.release(main, "140"); // granted to the backfill, which finds the consumer behind
+        assertTrue(granted.await(10, TimeUnit.SECONDS), "the live producer waited for the consumer behind a backfill");
+        expectChanges(begin("140"), data(big), commit("140")); // nothing of the backfill's in between
+        mainTx(next, "150");
+        expectChanges(begin("150"), commit("150"), backfillBegin("150.01"), data(TWO_BATCHES_AND_DONE_B1),
+                data(DONE_130), commit("150.01"));
+    }
+
     @Test
     void closingTheStreamCancelsARunningBackfillAndClosesItsRun() throws Exception {
         CountDownLatch reading = new CountDownLatch(1);
