@@ -1,5 +1,9 @@
 package org.zrm.storer.internal;
 
+import java.util.Map;
+import org.zrm.protocol.json.ProtocolCodec;
+import org.zrm.protocol.json.ProtocolException;
+
 /**
  * Reads the top-level {@code "tag"} of a stored change's JSON text in the JVM.
  *
@@ -9,8 +13,7 @@ package org.zrm.storer.internal;
  * catchup-W5 fixture). Every change ZRM stores starts with {@code {"tag":"…"}} (the protocol
  * encoder writes the tag first), and so does every change zero-cache stores, which this reads
  * with a prefix check. Rows in any other shape (a key order or whitespace that another writer
- * chose) go through a scan of the top-level object that skips nested values without building
- * them.
+ * chose) are parsed whole, as zero-cache's {@code JSON.parse} would read them.
  */
 final class ChangeTag {
 
@@ -29,10 +32,11 @@ final class ChangeTag {
 
     /**
      * @param json a change's JSON text, as the {@code json} column returns it (valid JSON)
+     * @param codec parses the rows that do not start with the tag
      * @return the value of its top-level {@code tag} member
      * @throws IllegalArgumentException if the text is not an object with a string {@code tag}
      */
-    static String of(String json) {
+    static String of(String json, ProtocolCodec codec) {
         if (json.startsWith(PREFIX)) {
             int end = json.indexOf('"', PREFIX.length());
             if (end > 0 && json.lastIndexOf('\\', end) < 0) {
@@ -45,147 +49,23 @@ final class ChangeTag {
                 return json.substring(PREFIX.length(), end);
             }
         }
-        return new Scanner(json).tag();
+        Object value;
+        try {
+            value = codec.decodeValueLikeJsonParse(json);
+        } catch (ProtocolException e) {
+            throw fail(json, e.getMessage(), e);
+        }
+        if (!(value instanceof Map<?, ?> change)) {
+            throw fail(json, "not an object", null);
+        }
+        if (!(change.get("tag") instanceof String tag)) {
+            throw fail(json, change.containsKey("tag") ? "\"tag\" is not a string" : "the object has no \"tag\"", null);
+        }
+        return tag;
     }
 
-    /** A forward-only reader of one object's members; nothing below the top level is decoded. */
-    private static final class Scanner {
-        private final String s;
-        private int i;
-
-        Scanner(String s) {
-            this.s = s;
-        }
-
-        String tag() {
-            skipSpace();
-            expect('{');
-            skipSpace();
-            if (peek() == '}') {
-                throw fail("the object has no \"tag\"");
-            }
-            while (true) {
-                skipSpace();
-                String key = string();
-                skipSpace();
-                expect(':');
-                skipSpace();
-                if (key.equals("tag")) {
-                    if (peek() != '"') {
-                        throw fail("\"tag\" is not a string");
-                    }
-                    return string();
-                }
-                skipValue();
-                skipSpace();
-                char c = next();
-                if (c == '}') {
-                    throw fail("the object has no \"tag\"");
-                }
-                if (c != ',') {
-                    throw fail("expected ',' or '}'");
-                }
-            }
-        }
-
-        /** Skips a value; strings are skipped as strings so that brackets inside them don't count. */
-        private void skipValue() {
-            int depth = 0;
-            do {
-                char c = peek();
-                if (c == '"') {
-                    string();
-                    continue;
-                }
-                i++;
-                if (c == '{' || c == '[') {
-                    depth++;
-                } else if (c == '}' || c == ']') {
-                    depth--;
-                    if (depth < 0) {
-                        throw fail("unbalanced '" + c + "'");
-                    }
-                } else if (depth == 0 && c == ',') {
-                    i--;
-                    throw fail("expected a value");
-                }
-            } while (depth > 0 || !atScalarEnd());
-        }
-
-        /** After a scalar at depth 0, the value ends at a separator or the object's end. */
-        private boolean atScalarEnd() {
-            if (i >= s.length()) {
-                throw fail("the text ends inside a value");
-            }
-            char c = s.charAt(i);
-            return c == ',' || c == '}' || Character.isWhitespace(c);
-        }
-
-        /** Reads a string at the cursor, decoding escapes. */
-        private String string() {
-            expect('"');
-            StringBuilder out = null;
-            int start = i;
-            while (true) {
-                char c = next();
-                if (c == '"') {
-                    return out == null ? s.substring(start, i - 1) : out.toString();
-                }
-                if (c == '\\') {
-                    if (out == null) {
-                        out = new StringBuilder().append(s, start, i - 1);
-                    }
-                    char e = next();
-                    switch (e) {
-                        case 'b' -> out.append('\b');
-                        case 'f' -> out.append('\f');
-                        case 'n' -> out.append('\n');
-                        case 'r' -> out.append('\r');
-                        case 't' -> out.append('\t');
-                        case 'u' -> {
-                            if (i + 4 > s.length()) {
-                                throw fail("truncated \\u escape");
-                            }
-                            out.append((char) Integer.parseInt(s, i, i + 4, 16));
-                            i += 4;
-                        }
-                        default -> out.append(e);
-                    }
-                } else if (out != null) {
-                    out.append(c);
-                }
-            }
-        }
-
-        private void skipSpace() {
-            while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
-                i++;
-            }
-        }
-
-        private char peek() {
-            if (i >= s.length()) {
-                throw fail("the text ends early");
-            }
-            return s.charAt(i);
-        }
-
-        private char next() {
-            char c = peek();
-            i++;
-            return c;
-        }
-
-        private void expect(char c) {
-            if (next() != c) {
-                i--;
-                throw fail("expected '" + c + "'");
-            }
-        }
-
-        private IllegalArgumentException fail(String why) {
-            String head = s.length() > 80 ? s.substring(0, 80) + "…" : s;
-            return new IllegalArgumentException("cannot read the tag of change " + head + ": " + why + " at offset " + i);
-        }
+    private static IllegalArgumentException fail(String json, String why, Throwable cause) {
+        String head = json.length() > 80 ? json.substring(0, 80) + "…" : json;
+        return new IllegalArgumentException("cannot read the tag of change " + head + ": " + why, cause);
     }
 }

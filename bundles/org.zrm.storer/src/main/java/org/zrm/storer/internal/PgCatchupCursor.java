@@ -11,6 +11,7 @@ import org.zrm.changelog.CatchupCursor;
 import org.zrm.changelog.ChangeLogEntry;
 import org.zrm.changelog.ChangeLogException;
 import org.zrm.changelog.WatermarkTooOldException;
+import org.zrm.protocol.json.ProtocolCodec;
 
 /**
  * Walks the rows {@code >= subscriber watermark} and {@code <= lastWatermark} in
@@ -31,16 +32,19 @@ final class PgCatchupCursor implements CatchupCursor {
     private final ResultSet rows;
     private final String watermark;
     private final int batchRows;
+    private final ProtocolCodec codec;
     private boolean found;
     private boolean exhausted;
     private boolean closed;
 
-    PgCatchupCursor(PreparedStatement statement, ResultSet rows, String watermark, boolean found, int batchRows) {
+    PgCatchupCursor(PreparedStatement statement, ResultSet rows, String watermark, boolean found, int batchRows,
+            ProtocolCodec codec) {
         this.statement = statement;
         this.rows = rows;
         this.watermark = watermark;
         this.found = found;
         this.batchRows = batchRows;
+        this.codec = codec;
     }
 
     @Override
@@ -73,9 +77,9 @@ final class PgCatchupCursor implements CatchupCursor {
         return out;
     }
 
-    private static String tagOf(String watermark, String change) throws ChangeLogException {
+    private String tagOf(String watermark, String change) throws ChangeLogException {
         try {
-            return ChangeTag.of(change);
+            return ChangeTag.of(change, codec);
         } catch (IllegalArgumentException e) {
             throw new ChangeLogException("change-log row at " + watermark + " is not a change: " + e.getMessage(), e);
         }

@@ -9,6 +9,7 @@ import org.zrm.changelog.CatchupCursor;
 import org.zrm.changelog.CatchupSnapshot;
 import org.zrm.changelog.ChangeLogException;
 import org.zrm.changelog.WrongReplicaVersionException;
+import org.zrm.protocol.json.ProtocolCodec;
 
 /**
  * A pinned {@code REPEATABLE READ READ ONLY} transaction on one pooled connection. Cursors read the
@@ -24,14 +25,17 @@ final class PgCatchupSnapshot implements CatchupSnapshot {
     private final ConnectionPool.Lease lease;
     private final String lastWatermark;
     private final String replicaVersion;
+    private final ProtocolCodec codec;
     private PgCatchupCursor open;
     private boolean closed;
 
-    PgCatchupSnapshot(CdcSchema schema, ConnectionPool.Lease lease, String lastWatermark, String replicaVersion) {
+    PgCatchupSnapshot(CdcSchema schema, ConnectionPool.Lease lease, String lastWatermark, String replicaVersion,
+            ProtocolCodec codec) {
         this.schema = schema;
         this.lease = lease;
         this.lastWatermark = lastWatermark;
         this.replicaVersion = replicaVersion;
+        this.codec = codec;
     }
 
     @Override
@@ -61,7 +65,8 @@ final class PgCatchupSnapshot implements CatchupSnapshot {
             ps.setFetchSize(FETCH_ROWS);
             ps.setString(1, watermark);
             ps.setString(2, lastWatermark);
-            open = new PgCatchupCursor(ps, ps.executeQuery(), watermark, watermark.equals(replicaVersion), FETCH_ROWS);
+            open = new PgCatchupCursor(ps, ps.executeQuery(), watermark, watermark.equals(replicaVersion), FETCH_ROWS,
+                    codec);
             return open;
         } catch (SQLException e) {
             throw new ChangeLogException("catch-up query from " + watermark + " on " + schema + " failed: "

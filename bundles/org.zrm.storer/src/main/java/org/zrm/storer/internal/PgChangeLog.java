@@ -345,7 +345,7 @@ public final class PgChangeLog implements ChangeLog, AutoCloseable {
                 if (!rs.next()) {
                     throw new SQLException("replicationState/replicationConfig of " + schema + " has no row");
                 }
-                return new PgCatchupSnapshot(schema, lease, rs.getString(1), rs.getString(2));
+                return new PgCatchupSnapshot(schema, lease, rs.getString(1), rs.getString(2), codec);
             }
         } catch (SQLException e) {
             rollbackAndRelease(lease);

@@ -9,8 +9,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.zrm.protocol.json.ProtocolCodec;
 
 class ChangeTagTest {
+
+    private static final ProtocolCodec CODEC = new ProtocolCodec();
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
@@ -27,14 +30,14 @@ class ChangeTagTest {
         "{\"tag\":\"a\\\"b\"}|a\"b",
     })
     void readsTheTopLevelTag(String json, String tag) {
-        assertEquals(tag, ChangeTag.of(json));
+        assertEquals(tag, ChangeTag.of(json, CODEC));
     }
 
     @Test
     void commonTagsAreTheSameInstanceEveryTime() {
-        assertSame(ChangeTag.of("{\"tag\":\"insert\",\"new\":{}}"), ChangeTag.of("{\"tag\":\"insert\"}"));
-        assertEquals("insertx", ChangeTag.of("{\"tag\":\"insertx\"}"));
-        assertEquals("inser", ChangeTag.of("{\"tag\":\"inser\"}"));
+        assertSame(ChangeTag.of("{\"tag\":\"insert\",\"new\":{}}", CODEC), ChangeTag.of("{\"tag\":\"insert\"}", CODEC));
+        assertEquals("insertx", ChangeTag.of("{\"tag\":\"insertx\"}", CODEC));
+        assertEquals("inser", ChangeTag.of("{\"tag\":\"inser\"}", CODEC));
     }
 
     @ParameterizedTest
@@ -49,7 +52,7 @@ class ChangeTagTest {
         "",
     })
     void rejectsTextWithoutATopLevelStringTag(String json) {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChangeTag.of(json));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ChangeTag.of(json, CODEC));
         assertTrue(e.getMessage().startsWith("cannot read the tag of change"), e.getMessage());
     }
 }
