@@ -9,14 +9,20 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.zrm.changelog.CatchupCursor;
 import org.zrm.changelog.CatchupRequest;
 import org.zrm.changelog.CatchupSnapshot;
+import org.zrm.changelog.ChangeLogEntry;
 import org.zrm.changestreamer.ReplicatorMode;
+import org.zrm.changestreamer.SubscriptionMessage;
 import org.zrm.protocol.json.ProtocolCodec;
 
-/** The catch-up pool is bounded: what happens to a catch-up that finds it full, or shut down. */
+/**
+ * The catch-up pool is bounded: what happens to a catch-up that finds it full, or shut down; and
+ * how the reader paces on a slow client.
+ */
 class CatchupRunnerTest {
 
     private final List<Throwable> failures = new ArrayList<>();
@@ -101,12 +107,12 @@ class CatchupRunnerTest {
         }
 
         @Override
-        public List<org.zrm.changelog.ChangeLogEntry> nextBatch() {
-            List<org.zrm.changelog.ChangeLogEntry> out = new ArrayList<>();
+        public List<ChangeLogEntry> nextBatch() {
+            List<ChangeLogEntry> out = new ArrayList<>();
             if (served < batches) {
                 String w = String.format("%02d", 3 + served++);
                 for (int i = 0; i < size; i++) {
-                    out.add(new org.zrm.changelog.ChangeLogEntry(w, i + 1, "insert", insert(w, i + 1, padding), null));
+                    out.add(new ChangeLogEntry(w, i + 1, "insert", insert(w, i + 1, padding), null));
                 }
             }
             return out;
@@ -144,7 +150,7 @@ class CatchupRunnerTest {
                 return new Batches(5, 40, 80);
             }
         };
-        java.util.concurrent.atomic.AtomicReference<Thread> reader = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<Thread> reader = new AtomicReference<>();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1), r -> {
             Thread t = new Thread(r, "catchup-reader");
             reader.set(t);
@@ -163,7 +169,7 @@ class CatchupRunnerTest {
                     Thread.onSpinWait();
                 }
                 largest = Math.max(largest, outbox.bufferedBytes());
-                org.zrm.changestreamer.SubscriptionMessage m = outbox.take();
+                SubscriptionMessage m = outbox.take();
                 assertTrue(m != null, "the subscription ended after " + seen.size() + " changes, buffered " + largest
                         + ": " + failures);
                 if (m.json().contains("\"insert\"")) {
