@@ -562,6 +562,10 @@ class StorerQueueTest {
         log.appendGate = new Semaphore(0);
         start(StorerQueueSettings.defaults().withMaxQueuedMessages(10));
         put(begin(wm(1)));
+        // The writer must hold the begin (blocked in its append) before the inserts come: had it
+        // not taken the begin yet, back-pressure would engage with the begin among the 11 queued
+        // entries, and the writer's late take of it would leave 10 (a fresh-clone CI run did).
+        waitFor(log.appendGate::hasQueuedThreads);
         CompletableFuture<Void> blocked = CompletableFuture.runAsync(() -> {
             try {
                 for (int i = 0; i < 20; i++) {
