@@ -3,7 +3,6 @@ package org.zrm.changestreamer.http.internal;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.jetty.websocket.api.StatusCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
@@ -33,7 +32,7 @@ import org.zrm.changestreamer.SubscriptionMessage;
  * (clients reconnect on any close). When the client goes away first the subscription is closed,
  * which resolves its unacknowledged messages as not consumed.
  */
-public final class ChangesConnection extends WsConnection {
+final class ChangesConnection extends WsConnection {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangesConnection.class);
     /**
@@ -92,7 +91,7 @@ public final class ChangesConnection extends WsConnection {
             resources.senders().execute(this::drain);
         } catch (RejectedExecutionException stopped) {
             scheduled.set(false);
-            close(StatusCode.SHUTDOWN, "Error: change streamer endpoint stopped");
+            close(WebSocketFrames.SHUTDOWN, "Error: change streamer endpoint stopped");
         }
     }
 
@@ -158,7 +157,7 @@ public final class ChangesConnection extends WsConnection {
             close(INTERNAL_ERROR, "Error: " + failure.get().getMessage());
         } else {
             LOG.info("{}: subscription ended, closing connection", description);
-            close(StatusCode.NORMAL, "");
+            close(WebSocketFrames.NORMAL, "");
         }
     }
 

@@ -4,7 +4,7 @@ package org.zrm.changestreamer.http.internal;
  * A request that failed validation. As upstream does, the upgrade completes and the socket is
  * then closed at once, so clients read the reason from the close frame.
  */
-public final class RejectedConnection extends WsConnection {
+final class RejectedConnection extends WsConnection {
 
     private final int code;
     private final String reason;

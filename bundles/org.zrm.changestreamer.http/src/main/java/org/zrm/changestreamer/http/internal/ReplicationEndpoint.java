@@ -12,8 +12,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.eclipse.jetty.websocket.api.Session;
-import org.eclipse.jetty.websocket.api.StatusCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
@@ -78,7 +76,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
      * @param path the raw request path, without the query
      * @param query the decoded query parameters
      */
-    Session.Listener connect(String path, Map<String, List<String>> query) {
+    WsConnection connect(String path, Map<String, List<String>> query) {
         try {
             SubscriberContext.protocolVersionOf(path);
             ChangeStreamer current = streamer.get();
@@ -100,7 +98,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
 
     private RejectedConnection unavailable(String path) {
         LOG.warn("rejecting request {}: no change streamer is running", path);
-        return new RejectedConnection(this, StatusCode.TRY_AGAIN_LATER, "Error: no change streamer is running", path);
+        return new RejectedConnection(this, WebSocketFrames.TRY_AGAIN_LATER, "Error: no change streamer is running", path);
     }
 
     /** Makes {@code next} the streamer for new connections. */
@@ -117,7 +115,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
         int closed = 0;
         for (WsConnection c : connections) {
             if (c.streamer() == departing) {
-                c.close(StatusCode.SHUTDOWN, "Error: change streamer stopped");
+                c.close(WebSocketFrames.SHUTDOWN, "Error: change streamer stopped");
                 closed++;
             }
         }
@@ -133,7 +131,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
     public void close() {
         streamer.set(null);
         for (WsConnection c : connections) {
-            c.close(StatusCode.SHUTDOWN, "Error: change streamer endpoint stopped");
+            c.close(WebSocketFrames.SHUTDOWN, "Error: change streamer endpoint stopped");
         }
         scheduler.shutdownNow();
         senders.shutdownNow();
@@ -173,7 +171,7 @@ final class ReplicationEndpoint implements ConnectionResources, AutoCloseable {
         metrics.opened(endpointOf(connection));
         if (streamer.get() != connection.streamer()) {
             // Its streamer was unbound after the request was routed: unbind() may have missed it.
-            connection.close(StatusCode.SHUTDOWN, "Error: change streamer stopped");
+            connection.close(WebSocketFrames.SHUTDOWN, "Error: change streamer stopped");
         }
     }
 

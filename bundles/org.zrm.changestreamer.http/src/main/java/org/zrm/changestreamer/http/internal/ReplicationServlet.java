@@ -1,26 +1,55 @@
 package org.zrm.changestreamer.http.internal;
 
-import jakarta.servlet.ServletConfig;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-
-import org.eclipse.jetty.ee10.websocket.server.JettyWebSocketServlet;
-import org.eclipse.jetty.ee10.websocket.server.JettyWebSocketServletFactory;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.server.ConnectionMetaData;
+import org.eclipse.jetty.server.HttpStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The Jetty WebSocket servlet behind {@code /replication/*}: upgrades every request and lets the
- * {@link ReplicationEndpoint} decide, so that invalid requests are closed with upstream's reasons
- * rather than refused at the HTTP level. Needs the Jetty WebSocket container in its servlet
- * context (Felix HTTP: {@code org.apache.felix.jetty.websocket.enable=true}).
+ * The servlet behind {@code /replication/*}: performs the WebSocket opening handshake (RFC 6455
+ * §4.2) itself and hands the socket to a {@link WebSocketWire}, which speaks the protocol directly
+ * on Jetty's endpoint (see there for why). Every valid upgrade is accepted and the
+ * {@link ReplicationEndpoint} decides, so that invalid paths and queries are closed with upstream's
+ * reasons rather than refused at the HTTP level.
+ *
+ * <p>Refused at the HTTP level, each with a reason in the body: an address outside the allow-list
+ * (403), a request that is not a WebSocket upgrade (400), another WebSocket version (426 with
+ * {@code Sec-WebSocket-Version: 13}), and an upgrade over anything but HTTP/1.1 (400). No
+ * subprotocol and no extension is negotiated (upstream offers none; a client offering
+ * {@code permessage-deflate} gets plain frames, which RFC 6455 allows).
+ *
+ * <p>The socket is taken over the way Jetty's own WebSocket upgrade does it: the response is a
+ * 101 and the request carries the new connection in {@link HttpStream#UPGRADE_CONNECTION_ATTRIBUTE};
+ * once the response is written, Jetty's HTTP/1.1 connection replaces itself with it.
  */
-class ReplicationServlet extends JettyWebSocketServlet {
+class ReplicationServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
+    /**
+     * The read buffer of a connection. Clients only send acks ({@code {"ack":n}}, a dozen bytes
+     * plus a 6-byte frame header), so 1 KiB reads dozens of acks per system call; a larger frame
+     * grows it for that frame, up to {@code receive.maxMessageBytes}.
+     */
     static final int INPUT_BUFFER_BYTES = 1024;
+    /** RFC 6455 §1.3. */
+    private static final String ACCEPT_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ReplicationServlet.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicationServlet.class);
 
     private final transient ReplicationEndpoint endpoint;
     private final transient AddressAllowList allow;
@@ -39,33 +68,6 @@ class ReplicationServlet extends JettyWebSocketServlet {
         return endpoint;
     }
 
-    // Jetty's WebSocket servlet finds its context handler through the servlet context, or, for a
-    // context it does not recognise (the HTTP Whiteboard wraps it), through the context of the
-    // current thread. The whiteboard may call init() on a framework thread, outside any Jetty
-    // scope, where that lookup fails; so Jetty's init is deferred to the first request, which
-    // Jetty always dispatches inside the context's scope. Guarded by "this".
-    private transient ServletConfig pendingConfig;
-    private transient volatile boolean initialized;
-
-    @Override
-    public void init(ServletConfig config) throws ServletException {
-        synchronized (this) {
-            pendingConfig = config;
-            initialized = false;
-        }
-    }
-
-    @Override
-    public void destroy() {
-        synchronized (this) {
-            if (initialized) {
-                super.destroy(); // Jetty's destroy assumes its init ran
-            }
-            initialized = false;
-            pendingConfig = null;
-        }
-    }
-
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response)
             throws ServletException, IOException {
@@ -79,32 +81,64 @@ class ReplicationServlet extends JettyWebSocketServlet {
             response.sendError(HttpServletResponse.SC_FORBIDDEN, "address not allowed");
             return;
         }
-        if (!initialized) {
-            synchronized (this) {
-                if (!initialized) {
-                    if (pendingConfig == null) {
-                        throw new ServletException("replication servlet used before init()");
-                    }
-                    super.init(pendingConfig);
-                    initialized = true;
-                }
-            }
+        if (!"GET".equals(request.getMethod()) || !hasToken(request.getHeader("Upgrade"), "websocket")
+                || !hasToken(request.getHeader("Connection"), "upgrade")) {
+            response.sendError(HttpServletResponse.SC_BAD_REQUEST,
+                    "Expected a WebSocket upgrade (GET with Upgrade: websocket and Connection: Upgrade)");
+            return;
         }
-        super.service(request, response);
+        if (!"13".equals(request.getHeader("Sec-WebSocket-Version"))) {
+            response.setHeader("Sec-WebSocket-Version", "13");
+            response.sendError(426, "Unsupported WebSocket version " + request.getHeader("Sec-WebSocket-Version")
+                    + "; supported: 13");
+            return;
+        }
+        String key = request.getHeader("Sec-WebSocket-Key");
+        if (key == null || key.isBlank()) {
+            response.sendError(HttpServletResponse.SC_BAD_REQUEST, "Missing request header Sec-WebSocket-Key");
+            return;
+        }
+        ServletContextRequest core = ServletContextRequest.getServletContextRequest(request);
+        ConnectionMetaData connection = core.getConnectionMetaData();
+        if (!"HTTP/1.1".equals(connection.getProtocol())) {
+            response.sendError(HttpServletResponse.SC_BAD_REQUEST, "WebSocket upgrades need HTTP/1.1, not "
+                    + connection.getProtocol());
+            return;
+        }
+        Map<String, List<String>> query = new LinkedHashMap<>();
+        request.getParameterMap().forEach((name, values) -> query.put(name, List.of(values)));
+        WsConnection peer = endpoint.connect(request.getRequestURI(), query);
+        EndPoint socket = connection.getConnection().getEndPoint();
+        Settings settings = endpoint.settings();
+        WebSocketWire wire = new WebSocketWire(socket, connection.getConnector().getExecutor(), peer,
+                INPUT_BUFFER_BYTES, settings.maxIncomingMessageBytes(), settings.idleTimeout().toMillis());
+        core.setAttribute(HttpStream.UPGRADE_CONNECTION_ATTRIBUTE, wire);
+        response.setStatus(HttpServletResponse.SC_SWITCHING_PROTOCOLS);
+        response.setHeader("Upgrade", "websocket");
+        response.setHeader("Connection", "Upgrade");
+        response.setHeader("Sec-WebSocket-Accept", acceptKey(key.trim()));
     }
 
-    @Override
-    protected void configure(JettyWebSocketServletFactory factory) {
-        Settings settings = endpoint.settings();
-        factory.setIdleTimeout(settings.idleTimeout());
-        factory.setMaxTextMessageSize(settings.maxIncomingMessageBytes());
-        factory.setMaxBinaryMessageSize(settings.maxIncomingMessageBytes());
-        // Clients only send acks ({"ack":n}, a dozen bytes). Jetty sizes both its network read
-        // buffer and the text builder it allocates for every incoming message by this value
-        // (default 4 KiB), so with one ack per message sent the default made each ack cost a 4 KiB
-        // allocation; 1 KiB still reads dozens of acks per system call.
-        factory.setInputBufferSize(INPUT_BUFFER_BYTES);
-        factory.setCreator((request, response) ->
-                endpoint.connect(request.getHttpServletRequest().getRequestURI(), request.getParameterMap()));
+    /** @return the {@code Sec-WebSocket-Accept} value for a client's key (RFC 6455 §4.2.2) */
+    static String acceptKey(String key) {
+        try {
+            MessageDigest sha1 = MessageDigest.getInstance("SHA-1");
+            return Base64.getEncoder().encodeToString(sha1.digest((key + ACCEPT_GUID).getBytes(StandardCharsets.US_ASCII)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no SHA-1, which every Java platform must provide", e);
+        }
+    }
+
+    /** Whether a comma-separated header value holds {@code token}, ignoring case. */
+    static boolean hasToken(String header, String token) {
+        if (header == null) {
+            return false;
+        }
+        for (String part : header.split(",")) {
+            if (part.trim().toLowerCase(Locale.ROOT).equals(token)) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -2,7 +2,6 @@ package org.zrm.changestreamer.http.internal;
 
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.jetty.websocket.api.StatusCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.backup.SnapshotReservation;
@@ -20,7 +19,7 @@ import org.zrm.protocol.subscriber.SnapshotStatus;
  * reservation whose socket closed with {@code updateCleanupDelay=false}) and could end a newer
  * reservation of the same task.
  */
-public final class SnapshotConnection extends WsConnection implements SnapshotReservation {
+final class SnapshotConnection extends WsConnection implements SnapshotReservation {
 
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotConnection.class);
 
@@ -90,7 +89,7 @@ public final class SnapshotConnection extends WsConnection implements SnapshotRe
 
     @Override
     public void close() {
-        close(StatusCode.NORMAL, "");
+        close(WebSocketFrames.NORMAL, "");
     }
 
     @Override

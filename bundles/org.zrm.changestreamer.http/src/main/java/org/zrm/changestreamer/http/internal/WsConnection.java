@@ -7,13 +7,8 @@ import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.eclipse.jetty.websocket.api.Callback;
-import org.eclipse.jetty.websocket.api.Session;
-import org.eclipse.jetty.websocket.api.StatusCode;
-import org.eclipse.jetty.websocket.common.WebSocketSession;
-import org.eclipse.jetty.websocket.core.CoreSession;
-import org.eclipse.jetty.websocket.core.OpCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
@@ -29,13 +24,13 @@ import org.zrm.protocol.subscriber.Frame;
  *   <li><b>Framing.</b> Messages go out as {@code {"id":n,"msg":<json>}} with ids 1, 2, ...; the
  *       message text is inserted verbatim.</li>
  *   <li><b>Acks.</b> The client's only messages are {@code {"ack":n}}, read as bytes (see
- *       {@link #onWebSocketFrame}); see {@link AckTracker}.
+ *       {@link #data}); see {@link AckTracker}.
  *       Anything else (malformed JSON, another shape, a binary frame, an unexpected id) closes
  *       this connection with code 1002 and a reason naming the problem; other connections are
  *       unaffected.</li>
  *   <li><b>Bounds.</b> Two {@link SendWindow}s per connection: characters sent but not yet
- *       acknowledged, and characters handed to Jetty but not yet written. Only {@link #sendFrame}
- *       blocks on them.</li>
+ *       acknowledged, and characters handed to the {@link WebSocketWire} but not yet written. Only
+ *       {@link #sendFrame} blocks on them.</li>
  *   <li><b>Liveness.</b> A ping every interval; a connection from which neither a pong nor a
  *       message arrived during the previous interval is terminated (no close handshake).</li>
  * </ul>
@@ -43,20 +38,19 @@ import org.zrm.protocol.subscriber.Frame;
  * <p>Subclasses implement {@link #opened()} and {@link #ended()}; every way a connection ends
  * (client close, error, server close, termination) runs {@link #ended()} exactly once.
  *
- * <p>This class and its subclasses are public only because Jetty binds the listener methods
- * through public method handles; the package stays private to the bundle.
+ * <p>The frames themselves are read and written by the connection's {@link WebSocketWire}, whose
+ * calls arrive here as {@link WebSocketWire.Peer}.
  */
-public abstract class WsConnection implements Session.Listener.AutoDemanding {
+abstract class WsConnection implements WebSocketWire.Peer {
 
     /** Upstream {@code PROTOCOL_ERROR}. */
-    static final int PROTOCOL_ERROR = StatusCode.PROTOCOL;
+    static final int PROTOCOL_ERROR = WebSocketFrames.PROTOCOL;
     /** Upstream {@code INTERNAL_ERROR}. */
-    static final int INTERNAL_ERROR = StatusCode.SERVER_ERROR;
+    static final int INTERNAL_ERROR = WebSocketFrames.SERVER_ERROR;
     /** A WebSocket close reason is limited to 123 bytes of UTF-8. */
     static final int MAX_REASON_BYTES = 123;
 
     private static final Logger LOG = LoggerFactory.getLogger(WsConnection.class);
-    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
 
     protected final ConnectionResources resources;
     private final ChangeStreamer streamer;
@@ -64,7 +58,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     private final SendWindow unacked;
     private final SendWindow queued;
     private final AtomicBoolean ended = new AtomicBoolean();
-    private volatile Session session;
+    private volatile WebSocketWire wire;
     private volatile boolean heardFromClient = true;
     private volatile ScheduledFuture<?> pings;
     /**
@@ -73,12 +67,10 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      */
     private volatile long lastFrameId;
     /**
-     * The frames so far of a text message the client split into several, or {@code null}; Jetty
+     * The frames so far of a text message the client split into several, or {@code null}; the wire
      * delivers one connection's frames one at a time, so only that thread touches it.
      */
     private java.io.ByteArrayOutputStream partialText;
-    /** Whether frames sent without flushing may sit in Jetty's buffer; the sending thread only. */
-    private volatile boolean holdingFrames;
 
     WsConnection(ConnectionResources resources, ChangeStreamer streamer) {
         this.resources = resources;
@@ -106,8 +98,8 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     }
 
     @Override
-    public final void onWebSocketOpen(Session session) {
-        this.session = session;
+    public final void upgraded(WebSocketWire wire) {
+        this.wire = wire;
         resources.register(this); // may close it at once, if its streamer already left
         if (ended.get()) {
             return;
@@ -117,7 +109,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
             pings = resources.scheduler().scheduleAtFixedRate(this::checkLiveness, interval, interval,
                     TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException e) {
-            close(StatusCode.SHUTDOWN, "Error: change streamer endpoint stopped");
+            close(WebSocketFrames.SHUTDOWN, "Error: change streamer endpoint stopped");
             return;
         }
         try {
@@ -129,31 +121,25 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     }
 
     /**
-     * Reads the client's text frames as bytes. There is deliberately no {@code onWebSocketText}:
-     * without it Jetty builds no String per incoming message (its UTF-8 builder was the largest
-     * cost of reading one ack per frame sent in the fan-out benchmark), and the canonical ack is
-     * read from the payload without decoding or allocating ({@link ProtocolCodec#canonicalAckId}).
-     * A text message split into several frames is collected here, bounded by
-     * {@code receive.maxMessageBytes} as Jetty bounded it (1009 above it); binary messages still
-     * go to {@link #onWebSocketBinary}.
+     * Reads the client's text frames as bytes: no String is built per incoming message, and the
+     * canonical ack is read from the payload without decoding or allocating
+     * ({@link ProtocolCodec#canonicalAckId}); a subscriber sends one ack per frame it receives. A
+     * text message split into several frames is collected here, bounded by
+     * {@code receive.maxMessageBytes} (1009 above it). A binary message is a protocol error.
      */
     @Override
-    public final void onWebSocketFrame(org.eclipse.jetty.websocket.api.Frame frame, Callback callback) {
-        try {
-            byte op = frame.getOpCode();
-            if (op == OpCode.TEXT) {
-                textFrame(frame.getPayload(), frame.isFin(), true);
-            } else if (op == OpCode.CONTINUATION && partialText != null) {
-                textFrame(frame.getPayload(), frame.isFin(), false);
+    public final void data(int opcode, ByteBuffer payload, boolean first, boolean fin) {
+        heardFromClient = true;
+        if (opcode == WebSocketFrames.OP_BINARY) {
+            if (first) {
+                protocolError("Expected string message");
             }
-        } finally {
-            callback.succeed();
+        } else if (first || partialText != null) {
+            textFrame(payload, fin, first);
         }
     }
 
-    private void textFrame(ByteBuffer payload, boolean fin, boolean first) {
-        heardFromClient = true;
-        ByteBuffer bytes = payload == null ? EMPTY : payload;
+    private void textFrame(ByteBuffer bytes, boolean fin, boolean first) {
         long max = resources.settings().maxIncomingMessageBytes();
         if (first && fin && bytes.remaining() <= max) {
             receive(bytes);
@@ -169,7 +155,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
                 LOG.warn("{}: text message of at least {} bytes exceeds receive.maxMessageBytes {}, closing connection",
                         describe(), total, max);
             }
-            close(StatusCode.MESSAGE_TOO_LARGE, "Text message too large: more than " + max + " bytes");
+            close(WebSocketFrames.MESSAGE_TOO_LARGE, "Text message too large: more than " + max + " bytes");
             return;
         }
         byte[] chunk = new byte[bytes.remaining()];
@@ -192,7 +178,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
             } catch (java.nio.charset.CharacterCodingException e) {
                 resources.metrics().protocolError();
                 LOG.warn("{}: text message is not valid UTF-8, closing connection", describe());
-                close(StatusCode.BAD_PAYLOAD, "Error: text message is not valid UTF-8");
+                close(WebSocketFrames.BAD_PAYLOAD, "Error: text message is not valid UTF-8");
                 return;
             }
             try {
@@ -217,35 +203,46 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
     }
 
     @Override
-    public final void onWebSocketBinary(ByteBuffer payload, Callback callback) {
-        callback.succeed();
-        heardFromClient = true;
-        protocolError("Expected string message");
-    }
-
-    @Override
-    public final void onWebSocketPong(ByteBuffer payload) {
-        LOG.debug("{}: pong", describe());
+    public final void heard() {
+        LOG.debug("{}: ping or pong", describe());
         heardFromClient = true;
     }
 
     @Override
-    public final void onWebSocketClose(int statusCode, String reason) {
+    public final void violated(int code, String reason) {
+        heardFromClient = true;
+        if (ended.get()) {
+            return;
+        }
+        resources.metrics().protocolError();
+        LOG.warn("{}: protocol error, closing connection: {}", describe(), reason);
+        close(code, reason);
+    }
+
+    @Override
+    public final void closedByClient(int statusCode, String reason) {
         if (!ended.get()) {
-            LOG.info("{}: closed by client ({} {})", describe(), statusCode, reason == null ? "" : reason);
+            LOG.info("{}: closed by client ({} {})", describe(), statusCode, reason);
         }
         end();
     }
 
     @Override
-    public final void onWebSocketError(Throwable cause) {
-        if (!ended.get()) {
-            if (cause instanceof IOException) {
+    public final void written(long chars) {
+        queued.release(chars);
+    }
+
+    @Override
+    public final void disconnected(Throwable cause) {
+        if (!ended.get() && cause != null) {
+            if (cause instanceof IOException || cause instanceof TimeoutException) {
                 // The usual way a client vanishes (abort, network loss): not a server problem.
                 LOG.info("{}: connection lost: {}", describe(), cause.toString());
             } else {
                 LOG.warn("{}: connection error: {}", describe(), cause.toString());
             }
+        } else if (!ended.get()) {
+            LOG.info("{}: connection closed by the client without a close frame", describe());
         }
         end();
     }
@@ -272,7 +269,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
 
     /** What {@link #trySendFrame} did with a frame. */
     enum SendOutcome {
-        /** Handed to Jetty. */
+        /** Handed to the wire. */
         SENT,
         /** Not sent: a send window is full; {@code onWindow} runs once it has room. */
         WINDOW_FULL,
@@ -286,7 +283,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
      * {@code onWindow} runs on the thread that next releases room; the caller keeps the message
      * and offers it again then. Called by one thread at a time.
      *
-     * <p>With {@code flush == false} Jetty may hold the frame in its output buffer together with
+     * <p>With {@code flush == false} the wire may hold the frame in its output buffer together with
      * the next frames, so that a burst of small messages leaves in a few writes rather than one
      * system call (and one wake-up of the client) per message; the caller passes {@code true} for
      * the last frame of a burst.
@@ -336,56 +333,23 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         return prefix.length() + msg.length() + 1L;
     }
 
-    /** Hands one admitted frame to Jetty; its characters are counted in both windows already. */
+    /** Hands one admitted frame to the wire; its characters are counted in both windows already. */
     private void emit(String prefix, String msg, ByteBuffer msgUtf8, long chars, Runnable onConsumed, boolean flush) {
         AckTracker.Sent sent = new AckTracker.Sent(++lastFrameId, onConsumed, chars);
         acks.sent(sent);
         resources.metrics().frameSent(chars);
-        Runnable written = () -> queued.release(chars);
-        java.util.function.Consumer<Throwable> failed = failure -> {
-            queued.release(chars);
-            if (!ended.get()) {
-                LOG.warn("{}: sending frame {} failed: {}", describe(), sent.id(), failure.toString());
-            }
-            terminate();
-        };
-        CoreSession core = coreSession();
-        if (core == null) {
-            session.sendText(prefix + msg + Frame.END, Callback.from(written, failed));
-        } else {
-            ByteBuffer body = msgUtf8 != null ? msgUtf8.duplicate() : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
-            core.sendFrame(new org.eclipse.jetty.websocket.core.Frame(OpCode.TEXT).setPayload(framePayload(prefix, body)),
-                    org.eclipse.jetty.util.Callback.from(written, failed), !flush);
-            holdingFrames = !flush;
+        ByteBuffer body = msgUtf8 != null ? msgUtf8 : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
+        if (!wire.sendText(prefix, body, (byte) Frame.END, chars, flush)) {
+            queued.release(chars); // the connection is closing: the frame is not sent, and never acked
         }
     }
 
-    /**
-     * @return a new buffer, ready to read, holding {@code prefix} ({@link Frame#prefix}, ASCII), the
-     *     remaining bytes of {@code body} and {@link Frame#END}; {@code body}'s position moves to its
-     *     limit
-     */
-    static ByteBuffer framePayload(String prefix, ByteBuffer body) {
-        ByteBuffer payload = ByteBuffer.allocate(prefix.length() + body.remaining() + 1);
-        for (int i = 0; i < prefix.length(); i++) {
-            payload.put((byte) prefix.charAt(i));
-        }
-        payload.put(body).put((byte) Frame.END);
-        return payload.flip();
-    }
-
-    /** Writes frames Jetty holds in its batch buffer (the sending thread only). */
+    /** Writes the frames sent without a flush (the sending thread only). */
     final void flushHeldFrames() {
-        CoreSession core = coreSession();
-        if (holdingFrames && core != null) {
-            holdingFrames = false;
-            core.flush(org.eclipse.jetty.util.Callback.NOOP);
+        WebSocketWire w = wire;
+        if (w != null) {
+            w.flush();
         }
-    }
-
-    /** @return Jetty's core session behind the API session, or {@code null} if it is not Jetty's */
-    private CoreSession coreSession() {
-        return session instanceof WebSocketSession ws ? ws.getCoreSession() : null;
     }
 
     /**
@@ -400,9 +364,9 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
             return;
         }
         cleanUp();
-        Session s = session;
-        if (s != null && s.isOpen()) {
-            s.close(code, elide(reason, MAX_REASON_BYTES), Callback.NOOP);
+        WebSocketWire w = wire;
+        if (w != null) {
+            w.closeOutput(code, elide(reason, MAX_REASON_BYTES));
         }
     }
 
@@ -411,9 +375,9 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
         if (ended.compareAndSet(false, true)) {
             cleanUp();
         }
-        Session s = session;
-        if (s != null) {
-            s.disconnect();
+        WebSocketWire w = wire;
+        if (w != null) {
+            w.abort();
         }
     }
 
@@ -443,9 +407,7 @@ public abstract class WsConnection implements Session.Listener.AutoDemanding {
             return;
         }
         heardFromClient = false;
-        Session s = session;
-        s.sendPing(EMPTY.duplicate(), Callback.from(() -> { }, failure ->
-                LOG.debug("{}: ping failed: {}", describe(), failure.toString())));
+        wire.ping();
     }
 
     private void end() {

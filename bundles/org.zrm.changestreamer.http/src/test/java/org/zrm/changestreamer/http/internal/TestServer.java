@@ -3,7 +3,6 @@ package org.zrm.changestreamer.http.internal;
 import java.net.InetSocketAddress;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.ee10.websocket.server.config.JettyWebSocketServletContainerInitializer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
@@ -29,7 +28,6 @@ final class TestServer implements AutoCloseable {
         server = new Server(new InetSocketAddress("127.0.0.1", 0));
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
-        JettyWebSocketServletContainerInitializer.configure(context, null);
         context.addServlet(new ServletHolder(new ReplicationServlet(endpoint, allow)), ReplicationServletComponent.PATTERN);
         HealthServlet health = new HealthServlet();
         context.addServlet(new ServletHolder(health), "/");
