@@ -102,6 +102,7 @@ final class ChangesConnection extends WsConnection {
             LOG.error("{}: sender failed, closing connection: {}", description, e.toString(), e);
             close(INTERNAL_ERROR, "Error: " + e.getMessage());
         } finally {
+            reportSent(); // before the flag: the next drain may run on another thread at once
             scheduled.set(false);
         }
         // A ready signal or a release that came while this drain ran found it scheduled and did

@@ -26,12 +26,12 @@ final class HttpMetrics implements MetricsContributor {
         counter(endpoint).decrementAndGet();
     }
 
-    void frameSent(long chars) {
-        framesSent.increment();
+    void framesSent(long frames, long chars) {
+        framesSent.add(frames);
         charsSent.add(chars);
     }
 
-    void acksReceived(int frames) {
+    void acksReceived(long frames) {
         acksReceived.add(frames);
     }
 

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
+import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -16,6 +17,7 @@ import java.util.Map;
 import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.ConnectionMetaData;
+import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,8 +83,8 @@ class ReplicationServlet extends HttpServlet {
             response.sendError(HttpServletResponse.SC_FORBIDDEN, "address not allowed");
             return;
         }
-        if (!"GET".equals(request.getMethod()) || !hasToken(request.getHeader("Upgrade"), "websocket")
-                || !hasToken(request.getHeader("Connection"), "upgrade")) {
+        if (!"GET".equals(request.getMethod()) || !hasToken(request.getHeaders("Upgrade"), "websocket")
+                || !hasToken(request.getHeaders("Connection"), "upgrade")) {
             response.sendError(HttpServletResponse.SC_BAD_REQUEST,
                     "Expected a WebSocket upgrade (GET with Upgrade: websocket and Connection: Upgrade)");
             return;
@@ -98,6 +100,17 @@ class ReplicationServlet extends HttpServlet {
             response.sendError(HttpServletResponse.SC_BAD_REQUEST, "Missing request header Sec-WebSocket-Key");
             return;
         }
+        key = key.trim();
+        if (!isNonce(key)) {
+            response.sendError(HttpServletResponse.SC_BAD_REQUEST,
+                    "Sec-WebSocket-Key is not the base64 encoding of 16 bytes");
+            return;
+        }
+        if (request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null) {
+            // The bytes after the request head belong to the WebSocket: a body would be read as frames.
+            response.sendError(HttpServletResponse.SC_BAD_REQUEST, "A WebSocket upgrade request has no body");
+            return;
+        }
         ServletContextRequest core = ServletContextRequest.getServletContextRequest(request);
         ConnectionMetaData connection = core.getConnectionMetaData();
         if (!"HTTP/1.1".equals(connection.getProtocol())) {
@@ -110,13 +123,15 @@ class ReplicationServlet extends HttpServlet {
         WsConnection peer = endpoint.connect(request.getRequestURI(), query);
         EndPoint socket = connection.getConnection().getEndPoint();
         Settings settings = endpoint.settings();
-        WebSocketWire wire = new WebSocketWire(socket, connection.getConnector().getExecutor(), peer,
-                INPUT_BUFFER_BYTES, settings.maxIncomingMessageBytes(), settings.idleTimeout().toMillis());
+        Connector connector = connection.getConnector();
+        WebSocketWire wire = new WebSocketWire(socket, connector.getExecutor(), connector.getScheduler(),
+                connector.getByteBufferPool(), peer, INPUT_BUFFER_BYTES, settings.maxIncomingMessageBytes(),
+                settings.idleTimeout().toMillis());
         core.setAttribute(HttpStream.UPGRADE_CONNECTION_ATTRIBUTE, wire);
         response.setStatus(HttpServletResponse.SC_SWITCHING_PROTOCOLS);
         response.setHeader("Upgrade", "websocket");
         response.setHeader("Connection", "Upgrade");
-        response.setHeader("Sec-WebSocket-Accept", acceptKey(key.trim()));
+        response.setHeader("Sec-WebSocket-Accept", acceptKey(key));
     }
 
     /** @return the {@code Sec-WebSocket-Accept} value for a client's key (RFC 6455 §4.2.2) */
@@ -129,16 +144,24 @@ class ReplicationServlet extends HttpServlet {
         }
     }
 
-    /** Whether a comma-separated header value holds {@code token}, ignoring case. */
-    static boolean hasToken(String header, String token) {
-        if (header == null) {
-            return false;
-        }
-        for (String part : header.split(",")) {
-            if (part.trim().toLowerCase(Locale.ROOT).equals(token)) {
-                return true;
+    /** Whether one of a header's comma-separated values, on any of its lines, is {@code token}, ignoring case. */
+    static boolean hasToken(Enumeration<String> lines, String token) {
+        while (lines != null && lines.hasMoreElements()) {
+            for (String part : lines.nextElement().split(",")) {
+                if (part.trim().toLowerCase(Locale.ROOT).equals(token)) {
+                    return true;
+                }
             }
         }
         return false;
+    }
+
+    /** RFC 6455 §4.1: the key is a randomly selected 16-byte value, base64-encoded. */
+    static boolean isNonce(String key) {
+        try {
+            return Base64.getDecoder().decode(key).length == 16;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 }

@@ -4,11 +4,15 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.io.AbstractConnection;
+import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.RetainableByteBuffer;
 import org.eclipse.jetty.util.IteratingCallback;
+import org.eclipse.jetty.util.thread.Scheduler;
 
 /**
  * The WebSocket protocol on one upgraded connection, written directly on Jetty's {@link EndPoint}:
@@ -19,30 +23,37 @@ import org.eclipse.jetty.util.IteratingCallback;
  * through three flushers, each with a lock, a queue entry, a callback and a timeout registration,
  * and dispatches every incoming ack through its extension stack, its context scope and a method
  * handle; that per-frame machinery was most of the server's CPU per delivered frame in the
- * fan-out and catch-up benchmarks. Here a frame is its header and payload appended to one buffer
- * per connection, and acks are parsed in place from the read buffer ({@link ClientFrameParser}).
+ * fan-out and catch-up benchmarks. Here a frame is its header and payload appended to the
+ * connection's {@link FrameOutput}, and acks are parsed in place from the read buffer
+ * ({@link ClientFrameParser}).
  *
- * <p><b>Writing.</b> Frames are appended to {@code pending} under {@code outLock} by whichever
- * thread sends. One write is in flight at a time ({@link Flusher}); it takes everything pending,
- * so a burst leaves in a few large writes. A frame appended with {@code flush == false} may wait
- * for the next one until {@link #WRITE_AT_BYTES} are pending; the caller flushes after the last
- * frame of a burst. The buffer is bounded by the caller's send window of characters written but
- * not yet on the socket ({@code send.maxQueuedChars}, released through
- * {@link Peer#written(long)}); at most one frame larger than that is held beyond it, and a buffer
- * grown for it is dropped after its write.
+ * <p><b>Writing.</b> Frames are appended under {@code outLock} by whichever thread sends. One write
+ * is in flight at a time ({@link Flusher}); it takes everything pending, so a burst leaves in a few
+ * gathering writes. A frame appended with {@code flush == false} may wait for the next ones until
+ * {@link #WRITE_AT_BYTES} are pending; the caller flushes after the last frame of a burst. What is
+ * pending is bounded by the caller's send window of characters not yet on the socket
+ * ({@code send.maxQueuedChars}, released through {@link Peer#written(long)}; up to three bytes a
+ * character), plus at most one pong: a client that pings while it does not read gets one pong
+ * for the first unanswered ping (RFC 6455 §5.5.3 allows answering only one).
  *
  * <p><b>Reading.</b> Frames are parsed as they arrive. Pings are answered with pongs, a close frame
- * with a close frame; a protocol violation closes the connection with the parser's code and
- * reason. The read buffer holds one frame at most, bounded by {@code receive.maxMessageBytes}.
+ * with a close frame; a protocol violation is reported to the peer, which closes with the
+ * parser's code and reason, and nothing more is parsed. The read buffer grows for one frame larger
+ * than itself, bounded by {@code receive.maxMessageBytes}, and shrinks back after it.
  *
- * <p><b>Closing.</b> {@link #close} appends a close frame after the frames already pending and
+ * <p><b>Closing.</b> {@link #closeOutput} appends a close frame after the frames already pending and
  * refuses later frames; once it is written the output is shut down, and the connection closes
- * when the client answers or goes away (the endpoint's idle timeout bounds a client that does
- * neither). {@link #abort} closes the socket at once.
+ * when the client answers or goes away, or after {@link #CLOSE_TIMEOUT_MILLIS} whatever the client
+ * does. {@link #abort} closes the socket at once.
  */
 final class WebSocketWire extends AbstractConnection implements Connection.UpgradeTo, ClientFrameParser.Handler {
 
-    /** The connection a wire serves; its calls come from Jetty's threads, one read at a time. */
+    /**
+     * The connection a wire serves. Reading calls ({@link #data}, {@link #heard}, {@link #violated},
+     * {@link #closedByClient}, {@link #readFailed}) come one read at a time from Jetty's threads;
+     * {@link #written} from whichever thread drives the write; {@link #disconnected} from any
+     * thread, possibly more than once.
+     */
     interface Peer {
         /** The upgrade completed; frames may be sent from now on. */
         void upgraded(WebSocketWire wire);
@@ -62,10 +73,19 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
         /** The client's close frame; the wire answers it. */
         void closedByClient(int code, String reason);
 
+        /**
+         * Handling what was read failed unexpectedly (a bug, not the client's fault); the peer
+         * closes the connection (1011). Nothing more is read.
+         */
+        void readFailed(RuntimeException failure);
+
+        /** One read's frames have all been handled. */
+        void readDone();
+
         /** Frames of {@code chars} characters (as counted by the sender) reached the socket. */
         void written(long chars);
 
-        /** The socket closed, for whatever reason; {@code cause} is {@code null} after a clean close. */
+        /** The socket closed or failed; {@code cause} is {@code null} after a clean close. */
         void disconnected(Throwable cause);
     }
 
@@ -75,11 +95,16 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
      * long burst is still being appended.
      */
     static final int WRITE_AT_BYTES = 32 << 10;
-    /** The output buffers' usual size; a buffer grown beyond it for one large frame is not kept. */
-    static final int BUFFER_BYTES = 64 << 10;
+    /**
+     * How long the socket stays open after our close frame was written, for the client's close
+     * frame and its end of the connection. A client that keeps sending instead would otherwise
+     * keep the socket (and the idle timer) alive for ever.
+     */
+    static final long CLOSE_TIMEOUT_MILLIS = 5_000;
 
     private final Peer peer;
     private final ClientFrameParser parser;
+    private final Scheduler scheduler;
     private final int inputBytes;
     private final long idleTimeoutMillis;
     private final Flusher flusher = new Flusher();
@@ -91,34 +116,38 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
     private boolean discarding;
 
     private final Object outLock = new Object();
-    /** Frames not yet handed to the socket, in fill mode; guarded by outLock. */
-    private ByteBuffer pending = ByteBuffer.allocateDirect(BUFFER_BYTES);
+    /** Frames not yet handed to the socket; guarded by outLock. */
+    private final FrameOutput pending;
     /** The characters of the frames in {@code pending}; guarded by outLock. */
     private long pendingChars;
     /** A flush was asked for the pending frames; guarded by outLock. */
     private boolean flushWanted;
+    /** A pong is pending and not yet written; guarded by outLock. */
+    private boolean pongPending;
     /** A close frame is pending or written: nothing more may be sent; guarded by outLock. */
     private boolean outputClosed;
     /** The pending bytes end with the close frame; guarded by outLock. */
     private boolean closePending;
     /** The client sent its close frame; guarded by outLock. */
     private boolean clientClosed;
-    /** The buffer the flusher writes, and a free one; only the flusher touches them. */
-    private ByteBuffer writing;
-    private ByteBuffer spare = ByteBuffer.allocateDirect(BUFFER_BYTES);
+    /** The chunks in flight and what they carry; guarded by outLock. */
+    private RetainableByteBuffer[] writing;
     private long writingChars;
     private boolean writingClose;
 
     /**
+     * @param pool where the output's chunks come from (the connector's pool)
      * @param inputBytes the read buffer's usual size
      * @param maxMessageBytes the largest data frame accepted (1009 above it)
      * @param idleTimeoutMillis the socket's idle timeout, behind the peer's own liveness pings
      */
-    WebSocketWire(EndPoint endPoint, Executor executor, Peer peer, int inputBytes, long maxMessageBytes,
-            long idleTimeoutMillis) {
+    WebSocketWire(EndPoint endPoint, Executor executor, Scheduler scheduler, ByteBufferPool pool, Peer peer,
+            int inputBytes, long maxMessageBytes, long idleTimeoutMillis) {
         super(endPoint, executor);
         this.peer = peer;
+        this.scheduler = scheduler;
         this.parser = new ClientFrameParser(maxMessageBytes);
+        this.pending = new FrameOutput(pool);
         this.inputBytes = inputBytes;
         this.idleTimeoutMillis = idleTimeoutMillis;
         this.input = ByteBuffer.allocate(inputBytes).flip();
@@ -138,6 +167,12 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
         super.onOpen();
         getEndPoint().setIdleTimeout(idleTimeoutMillis);
         peer.upgraded(this);
+        if (!getEndPoint().isOpen()) {
+            // The client went away between the 101 and the upgrade: Jetty closed the socket
+            // before this connection was installed, so onClose will not come.
+            peer.disconnected(new IOException("connection closed during the WebSocket upgrade"));
+            return;
+        }
         if (input.hasRemaining()) {
             readInput();
         }
@@ -178,9 +213,17 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
             needed = parser.parse(input, this);
         } catch (ClientFrameParser.Violation v) {
             discard();
+            peer.readDone();
             peer.violated(v.code, v.getMessage());
             return;
+        } catch (RuntimeException e) {
+            // Not the client's fault: reading must not just stop (acks would never be read again).
+            discard();
+            peer.readDone();
+            peer.readFailed(e);
+            return;
         }
+        peer.readDone();
         synchronized (outLock) {
             if (clientClosed) {
                 discard();
@@ -219,7 +262,16 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
     @Override
     public void ping(ByteBuffer payload) {
         peer.heard();
-        control(WebSocketFrames.OP_PONG, payload);
+        synchronized (outLock) {
+            if (outputClosed || pongPending) {
+                return; // one pong is enough for a client that pings faster than it reads
+            }
+            pongPending = true;
+            pending.header(WebSocketFrames.OP_PONG, payload.remaining());
+            pending.put(payload);
+            flushWanted = true;
+        }
+        flusher.iterate();
     }
 
     @Override
@@ -234,19 +286,22 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
             clientClosed = true;
             answer = !outputClosed;
         }
+        // Tell the peer first: the answer may close the socket at once, and the peer should learn
+        // of the client's close before it learns of the socket's.
+        peer.closedByClient(code, reason);
         if (answer) {
             // Echo the client's code (RFC 6455 §5.5.1); without one, a plain normal close.
             closeOutput(code == WebSocketFrames.NO_CODE ? WebSocketFrames.NORMAL : code, "");
         } else {
             flusher.iterate(); // our close frame may be written already: then close the socket now
         }
-        peer.closedByClient(code, reason);
     }
 
     @Override
     public boolean onIdleExpired(TimeoutException timeout) {
         peer.disconnected(timeout);
-        return true; // Jetty closes the endpoint
+        getEndPoint().close(timeout); // not Jetty's default, which half-closes and waits another period
+        return false;
     }
 
     @Override
@@ -262,6 +317,7 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
      * Appends a text frame of {@code prefix} (ASCII), the remaining bytes of {@code body} and
      * {@code suffix}.
      *
+     * @param body not modified
      * @param chars what the caller counts for this frame; reported to {@link Peer#written} once the
      *     frame is on the socket
      * @param flush whether to write it, and the frames before it, now
@@ -274,15 +330,13 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
             if (outputClosed) {
                 return false;
             }
-            reserve(WebSocketFrames.headerLength(payload) + payload);
-            WebSocketFrames.putHeader(pending, WebSocketFrames.OP_TEXT, payload);
-            for (int i = 0; i < prefix.length(); i++) {
-                pending.put((byte) prefix.charAt(i));
-            }
-            pending.put(body.duplicate()).put(suffix);
+            pending.header(WebSocketFrames.OP_TEXT, payload);
+            pending.ascii(prefix);
+            pending.put(body);
+            pending.put(suffix);
             pendingChars += chars;
             flushWanted |= flush;
-            write = flushWanted || pending.position() >= WRITE_AT_BYTES;
+            write = flushWanted || pending.bytes() >= WRITE_AT_BYTES;
         }
         if (write) {
             flusher.iterate();
@@ -293,7 +347,7 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
     /** Writes the frames appended without a flush. */
     void flush() {
         synchronized (outLock) {
-            if (pending.position() == 0) {
+            if (pending.bytes() == 0) {
                 return;
             }
             flushWanted = true;
@@ -303,7 +357,14 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
 
     /** Sends a ping with an empty payload. */
     void ping() {
-        control(WebSocketFrames.OP_PING, ByteBuffer.allocate(0));
+        synchronized (outLock) {
+            if (outputClosed) {
+                return;
+            }
+            pending.header(WebSocketFrames.OP_PING, 0);
+            flushWanted = true;
+        }
+        flusher.iterate();
     }
 
     /**
@@ -320,9 +381,9 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
             }
             outputClosed = true;
             closePending = true;
-            reserve(2 + 2 + text.length);
-            WebSocketFrames.putHeader(pending, WebSocketFrames.OP_CLOSE, 2 + text.length);
-            pending.putShort((short) code).put(text);
+            pending.header(WebSocketFrames.OP_CLOSE, 2 + text.length);
+            pending.putShort((short) code);
+            pending.put(ByteBuffer.wrap(text));
             flushWanted = true;
         }
         flusher.iterate();
@@ -333,82 +394,69 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
         getEndPoint().close();
     }
 
-    private void control(int opcode, ByteBuffer payload) {
-        synchronized (outLock) {
-            if (outputClosed) {
-                return;
-            }
-            reserve(2 + payload.remaining());
-            WebSocketFrames.putHeader(pending, opcode, payload.remaining());
-            pending.put(payload.duplicate());
-            flushWanted = true;
-        }
-        flusher.iterate();
-    }
-
-    /** Makes room for {@code bytes} in {@code pending}; guarded by outLock. */
-    private void reserve(long bytes) {
-        if (pending.remaining() >= bytes) {
-            return;
-        }
-        long needed = pending.position() + bytes;
-        if (needed > Integer.MAX_VALUE - 16) {
-            throw new IllegalArgumentException("frame of " + bytes + " bytes does not fit a buffer");
-        }
-        ByteBuffer larger = ByteBuffer.allocate((int) Math.max(needed, 2L * pending.capacity()));
-        larger.put(pending.flip());
-        pending = larger;
-    }
+    /** What the flusher does next, decided under outLock and done outside it. */
+    private enum Next { WRITE, SHUT_OUTPUT, CLOSE, IDLE }
 
     /** Writes what is pending, one write at a time; Jetty's iterating callback avoids recursion. */
     private final class Flusher extends IteratingCallback {
 
         @Override
         protected Action process() {
-            ByteBuffer next;
+            RetainableByteBuffer[] chunks = null;
+            Next next;
             synchronized (outLock) {
                 if (writingClose) {
                     // The close frame is on the socket: half-close, or close once the client has answered.
                     writingClose = false;
-                    if (clientClosed) {
-                        getEndPoint().close();
-                    } else {
-                        getEndPoint().shutdownOutput();
-                    }
-                    return Action.IDLE;
+                    next = clientClosed ? Next.CLOSE : Next.SHUT_OUTPUT;
+                } else if (pending.bytes() > 0 && (flushWanted || pending.bytes() >= WRITE_AT_BYTES)) {
+                    chunks = pending.take();
+                    writing = chunks;
+                    writingChars = pendingChars;
+                    pendingChars = 0;
+                    flushWanted = false;
+                    pongPending = false;
+                    writingClose = closePending;
+                    closePending = false;
+                    next = Next.WRITE;
+                } else if (outputClosed && !closePending && clientClosed) {
+                    next = Next.CLOSE; // the client answered after our close frame was written
+                } else {
+                    next = Next.IDLE;
                 }
-                if (pending.position() == 0 || !(flushWanted || pending.position() >= WRITE_AT_BYTES)) {
-                    if (outputClosed && !closePending && clientClosed && writing == null) {
-                        getEndPoint().close();
-                    }
-                    return Action.IDLE;
-                }
-                next = pending;
-                pending = spare != null ? spare : ByteBuffer.allocateDirect(BUFFER_BYTES);
-                spare = null;
-                writingChars = pendingChars;
-                pendingChars = 0;
-                flushWanted = false;
-                writingClose = closePending;
-                closePending = false;
-                writing = next;
             }
-            getEndPoint().write(this, next.flip());
-            return Action.SCHEDULED;
+            switch (next) {
+                case WRITE -> {
+                    ByteBuffer[] buffers = new ByteBuffer[chunks.length];
+                    for (int i = 0; i < chunks.length; i++) {
+                        buffers[i] = chunks[i].getByteBuffer();
+                    }
+                    getEndPoint().write(this, buffers);
+                    return Action.SCHEDULED;
+                }
+                case SHUT_OUTPUT -> {
+                    getEndPoint().shutdownOutput();
+                    scheduler.schedule(() -> getEndPoint().close(), CLOSE_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+                }
+                case CLOSE -> getEndPoint().close();
+                default -> {
+                    // nothing to write
+                }
+            }
+            return Action.IDLE;
         }
 
         @Override
         protected void onSuccess() {
+            RetainableByteBuffer[] done;
             long chars;
             synchronized (outLock) {
+                done = writing;
+                writing = null;
                 chars = writingChars;
                 writingChars = 0;
-                ByteBuffer done = writing;
-                writing = null;
-                if (done.isDirect() && done.capacity() == BUFFER_BYTES) {
-                    spare = done.clear();
-                }
             }
+            FrameOutput.release(done);
             if (chars > 0) {
                 peer.written(chars);
             }
@@ -416,7 +464,18 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
 
         @Override
         protected void onCompleteFailure(Throwable cause) {
+            RetainableByteBuffer[] abandoned;
+            synchronized (outLock) {
+                abandoned = writing;
+                writing = null;
+                pending.discard();
+                outputClosed = true;
+            }
+            if (abandoned != null) {
+                FrameOutput.release(abandoned);
+            }
             getEndPoint().close(cause);
+            peer.disconnected(cause);
         }
     }
 }

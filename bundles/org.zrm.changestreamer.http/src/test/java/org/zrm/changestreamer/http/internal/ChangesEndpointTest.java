@@ -191,7 +191,7 @@ class ChangesEndpointTest {
             client.ack(5);
             assertTrue(messages[4].awaitConsumed());
             assertTrue(messages[3].isConsumed());
-            assertEquals(5, server.metrics.acksReceived());
+            awaitCount(5, server.metrics::acksReceived);
             assertFalse(client.closed.isDone());
         }
     }
@@ -446,8 +446,8 @@ class ChangesEndpointTest {
             client.socket.sendClose(1000, "").get(10, TimeUnit.SECONDS);
             assertTrue(sub.awaitClosed());
         }
-        assertEquals(1, server.metrics.framesSent());
-        assertEquals(1, server.metrics.acksReceived());
+        awaitCount(1, server.metrics::framesSent);
+        awaitCount(1, server.metrics::acksReceived);
         assertEquals(0, server.metrics.openConnections(HttpMetrics.Endpoint.CHANGES));
         String text = new PrometheusRenderer().render(java.util.List.of(server.metrics));
         assertTrue(text.contains("zrm_changestreamer_http_frames_sent_total 1\n"), text);
@@ -545,5 +545,18 @@ class ChangesEndpointTest {
                 return new String(payload, 2, payload.length - 2, StandardCharsets.UTF_8);
             }
         }
+    }
+
+    /**
+     * Waits until a counter reaches {@code expected}, and fails if it goes beyond. The endpoint adds
+     * to its counters once per read and once per drain, on its own threads, just after the client
+     * may already have seen the effect; there is no signal for that moment, so this polls.
+     */
+    private static void awaitCount(long expected, java.util.function.LongSupplier counter) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (counter.getAsLong() < expected && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertEquals(expected, counter.getAsLong());
     }
 }

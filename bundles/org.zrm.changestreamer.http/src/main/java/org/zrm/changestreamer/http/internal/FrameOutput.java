@@ -1,0 +1,132 @@
+package org.zrm.changestreamer.http.internal;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import org.eclipse.jetty.io.ByteBufferPool;
+import org.eclipse.jetty.io.RetainableByteBuffer;
+
+/**
+ * The bytes of one connection's frames that are not on the socket yet, in chunks of
+ * {@link #CHUNK_BYTES} taken from Jetty's shared buffer pool.
+ *
+ * <p>Why chunks: a connection that is catching up appends far more than one buffer's worth while a
+ * write is in flight. A single buffer would have to grow by copying, and a grown buffer cannot go
+ * back to a pool; chunks are appended to as they are, written together with one gathering write,
+ * and returned to the pool once written, so memory follows what is pending and no copy is made
+ * beyond the one into the chunk. A frame may span chunks: the socket sees one byte stream.
+ *
+ * <p>Not thread-safe: the wire guards it with its output lock. Bounded by the caller: the wire's
+ * send windows bound the data frames, and it keeps at most one pong pending.
+ */
+final class FrameOutput {
+
+    /** Large enough for hundreds of small frames, small enough that pooled chunks are cheap to keep. */
+    static final int CHUNK_BYTES = 64 << 10;
+
+    private final ByteBufferPool pool;
+    /** Chunks that are full, each in flush mode (ready to write). */
+    private final ArrayDeque<RetainableByteBuffer> full = new ArrayDeque<>();
+    /** The chunk being appended to, in fill mode, or {@code null}. */
+    private RetainableByteBuffer current;
+    private long bytes;
+
+    FrameOutput(ByteBufferPool pool) {
+        this.pool = pool;
+    }
+
+    /** @return the bytes appended and not yet taken */
+    long bytes() {
+        return bytes;
+    }
+
+    /** Appends a final, unmasked frame header (see {@link WebSocketFrames#putHeader}). */
+    void header(int opcode, long payloadLength) {
+        WebSocketFrames.putHeader(room(WebSocketFrames.MAX_SERVER_HEADER), opcode, payloadLength);
+        bytes += WebSocketFrames.headerLength(payloadLength);
+    }
+
+    /** Appends {@code text}, which must be ASCII (an id prefix, a close reason's bytes go via put). */
+    void ascii(String text) {
+        int n = text.length();
+        if (n > CHUNK_BYTES) {
+            throw new IllegalArgumentException("ASCII run of " + n + " characters");
+        }
+        ByteBuffer b = room(n);
+        for (int i = 0; i < n; i++) {
+            b.put((byte) text.charAt(i));
+        }
+        bytes += n;
+    }
+
+    void put(byte value) {
+        room(1).put(value);
+        bytes++;
+    }
+
+    void putShort(short value) {
+        room(2).putShort(value);
+        bytes += 2;
+    }
+
+    /** Appends the remaining bytes of {@code src}; its position is not moved. */
+    void put(ByteBuffer src) {
+        int from = src.position();
+        int end = src.limit();
+        while (from < end) {
+            ByteBuffer b = room(1);
+            int n = Math.min(b.remaining(), end - from);
+            b.put(b.position(), src, from, n);
+            b.position(b.position() + n);
+            from += n;
+            bytes += n;
+        }
+    }
+
+    /**
+     * Takes everything appended, as buffers in flush mode for one gathering write. The output is
+     * empty afterwards; the caller hands the chunks back through {@link #release} once written.
+     *
+     * @return the chunks, or an empty array if nothing was appended
+     */
+    RetainableByteBuffer[] take() {
+        if (current != null) {
+            full.addLast(flipped(current));
+            current = null;
+        }
+        RetainableByteBuffer[] out = full.toArray(new RetainableByteBuffer[0]);
+        full.clear();
+        bytes = 0;
+        return out;
+    }
+
+    /** Returns written (or abandoned) chunks to the pool. */
+    static void release(RetainableByteBuffer[] chunks) {
+        for (RetainableByteBuffer c : chunks) {
+            c.release();
+        }
+    }
+
+    /** Returns what was appended and never taken to the pool (the connection closed). */
+    void discard() {
+        release(take());
+    }
+
+    /** @return the current chunk, in fill mode, with at least {@code n} bytes free ({@code n <= CHUNK_BYTES}) */
+    private ByteBuffer room(int n) {
+        if (current != null && current.getByteBuffer().remaining() >= n) {
+            return current.getByteBuffer();
+        }
+        if (current != null) {
+            full.addLast(flipped(current));
+        }
+        current = pool.acquire(CHUNK_BYTES, true);
+        ByteBuffer b = current.getByteBuffer();
+        b.clear(); // a pooled buffer comes empty in flush mode; append from its start
+        return b;
+    }
+
+    private static RetainableByteBuffer flipped(RetainableByteBuffer chunk) {
+        chunk.getByteBuffer().flip();
+        return chunk;
+    }
+}
