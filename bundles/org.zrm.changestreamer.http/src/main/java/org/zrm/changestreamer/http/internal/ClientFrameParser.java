@@ -10,8 +10,9 @@ import java.nio.charset.StandardCharsets;
  * <p>Only whole frames are handed on: {@link #parse} consumes the complete frames at the front of
  * the buffer and leaves a partial one in place, telling the caller how many bytes that frame
  * needs, so that the caller can make room for it. A frame's payload is unmasked in place and
- * handed on as a slice of the caller's buffer, valid during the call only; nothing is copied or
- * allocated per frame, which matters because a subscriber acks every message it receives.
+ * handed on as a slice of the caller's buffer, valid during the call only; no payload is copied
+ * (a frame costs two small buffer views), which matters because a subscriber acks every message
+ * it receives.
  *
  * <p>Every violation of the protocol stops the parser with a {@link Violation} carrying the close
  * code and reason to send: an unmasked frame, RSV bits (no extension is negotiated), an unknown
