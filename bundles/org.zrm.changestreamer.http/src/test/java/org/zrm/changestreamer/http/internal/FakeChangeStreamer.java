@@ -182,11 +182,21 @@ final class FakeChangeStreamer implements ChangeStreamer {
         private final String json;
         private final ByteBuffer utf8;
         private final CountDownLatch consumed = new CountDownLatch(1);
+        private final RuntimeException consumeFailure;
 
         /** @param utf8 returned as it is by every {@link #utf8()}, or {@code null} for the default */
         FakeMessage(String json, ByteBuffer utf8) {
+            this(json, utf8, null);
+        }
+
+        /**
+         * @param consumeFailure thrown by {@link #consumed()} once it has counted the call, or
+         *     {@code null}: a streamer bug surfacing on the thread that reads the client's acks
+         */
+        FakeMessage(String json, ByteBuffer utf8, RuntimeException consumeFailure) {
             this.json = json;
             this.utf8 = utf8;
+            this.consumeFailure = consumeFailure;
         }
 
         @Override
@@ -202,6 +212,9 @@ final class FakeChangeStreamer implements ChangeStreamer {
         @Override
         public void consumed() {
             consumed.countDown();
+            if (consumeFailure != null) {
+                throw consumeFailure;
+            }
         }
 
         boolean isConsumed() {

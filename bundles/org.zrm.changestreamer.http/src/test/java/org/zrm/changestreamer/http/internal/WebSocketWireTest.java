@@ -21,6 +21,12 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -117,6 +123,61 @@ class WebSocketWireTest {
             assertEquals(400, raw.readHead().status());
         }
         assertTrue(server.streamer.subscriptions.isEmpty());
+    }
+
+    /** The bytes after an upgrade request's head are the client's first frames: a body would be read as frames. */
+    @Test
+    void anUpgradeWithAContentLengthBodyIsABadRequest() throws Exception {
+        try (Raw raw = new Raw(server)) {
+            raw.write(request(CHANGES + QUERY, SAMPLE_KEY, "13", "Content-Length: 5\r\n") + "hello");
+            Head head = raw.readHead();
+            assertEquals(400, head.status(), head.text());
+        }
+        assertTrue(server.streamer.subscriptions.isEmpty());
+    }
+
+    @Test
+    void anUpgradeWithAChunkedBodyIsABadRequest() throws Exception {
+        try (Raw raw = new Raw(server)) {
+            // An empty but well-formed chunked body: the header alone must be refused.
+            raw.write(request(CHANGES + QUERY, SAMPLE_KEY, "13", "Transfer-Encoding: chunked\r\n") + "0\r\n\r\n");
+            Head head = raw.readHead();
+            assertEquals(400, head.status(), head.text());
+        }
+        assertTrue(server.streamer.subscriptions.isEmpty());
+    }
+
+    /** §4.1: the key is 16 random bytes in base64; anything else is not a WebSocket client. */
+    @ParameterizedTest
+    @ValueSource(strings = {"not-base64!", "AAECAwQFBgc=", "AAECAwQFBgcICQoLDA0O", "AAECAwQFBgcICQoLDA0ODxA="})
+    void aKeyThatIsNotSixteenBytesOfBase64IsABadRequest(String key) throws Exception {
+        try (Raw raw = new Raw(server)) {
+            raw.write(request(CHANGES + QUERY, key, "13", ""));
+            Head head = raw.readHead();
+            assertEquals(400, head.status(), head.text());
+        }
+        assertTrue(server.streamer.subscriptions.isEmpty());
+    }
+
+    /**
+     * RFC 7230 §3.2.2: a list-valued header may come as one comma-separated line or as several
+     * lines; browsers send {@code keep-alive, Upgrade}, and proxies may split it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"Connection: keep-alive, Upgrade\r\n", "Connection: keep-alive\r\nConnection: Upgrade\r\n",
+        "Connection: upgrade ,keep-alive\r\n"})
+    void theUpgradeTokenIsFoundInAnyConnectionLineOrList(String connection) throws Exception {
+        String request = request(CHANGES + QUERY, SAMPLE_KEY, "13", "");
+        assertTrue(request.contains("Connection: Upgrade\r\n"));
+        try (Raw raw = new Raw(server)) {
+            raw.write(request.replace("Connection: Upgrade\r\n", connection));
+            Head head = raw.readHead();
+            assertEquals(101, head.status(), head.text());
+            assertEquals(SAMPLE_ACCEPT, head.header("Sec-WebSocket-Accept"));
+            FakeSubscription sub = server.streamer.nextSubscription();
+            sub.push("[\"rollback\",{\"tag\":\"rollback\"}]");
+            assertEquals(0x81, raw.readFrame().b0());
+        }
     }
 
     // ------------------------------------------------------------------ server frames
@@ -304,6 +365,134 @@ class WebSocketWireTest {
             Frame pong = raw.readFrame();
             assertEquals(0x8A, pong.b0());
             assertEquals("split", pong.text());
+        }
+    }
+
+    /**
+     * A client that pings without reading must not make the server queue a pong per ping (that
+     * would be unbounded memory per connection): once the socket's buffers are full one pong is
+     * pending and further pings go unanswered. 200,000 pings of 125 bytes are about 26 MB, well
+     * beyond what loopback socket buffers hold in pongs (with Linux's default 4 MB send-buffer
+     * ceiling, about 33,000 pongs), so some pings must go unanswered.
+     */
+    @Test
+    void aClientThatPingsWithoutReadingGetsAtMostOnePendingPong() throws Exception {
+        int pings = 200_000;
+        byte[] payload = new byte[WebSocketFrames.MAX_CONTROL_PAYLOAD];
+        Arrays.fill(payload, (byte) 'p');
+        ExecutorService writer = Executors.newSingleThreadExecutor();
+        try (Raw raw = Raw.upgraded(server, CHANGES + QUERY)) {
+            raw.socket.setSoTimeout(30_000);
+            FakeSubscription sub = server.streamer.nextSubscription();
+            Future<?> written = writer.submit(() -> {
+                ByteArrayOutputStream batch = new ByteArrayOutputStream();
+                for (int i = 0; i < pings; i++) {
+                    batch.writeBytes(masked(0x89, payload));
+                    if (batch.size() >= 1 << 20) {
+                        raw.write(batch.toByteArray());
+                        batch.reset();
+                    }
+                }
+                batch.writeBytes(masked(0x88, ByteBuffer.allocate(2).putShort((short) 1000).array()));
+                raw.write(batch.toByteArray());
+                return null;
+            });
+            // On its own thread and bounded: a server that stopped reading while its pongs are
+            // blocked would block these writes for ever, and this test would hang instead of fail.
+            written.get(30, TimeUnit.SECONDS);
+
+            int pongs = 0;
+            Frame f = raw.readFrame();
+            while (f.b0() == 0x8A) {
+                assertArrayEquals(payload, f.payload());
+                pongs++;
+                f = raw.readFrame();
+            }
+            assertEquals(0x88, f.b0(), "after the pongs, the close frame's answer");
+            assertEquals(1000, f.closeCode());
+            assertTrue(pongs >= 1, "the first ping is answered");
+            assertTrue(pongs < pings, "one pong pending at most, not one per ping: " + pongs + " pongs");
+            assertEquals(-1, raw.in.read(), "nothing after the close frame");
+            assertTrue(sub.awaitClosed());
+        } finally {
+            writer.shutdownNow();
+        }
+    }
+
+    /**
+     * An exception from the code that handles an ack (here the streamer's {@code consumed()}) is
+     * a server bug: the connection must end with 1011 rather than stop reading acks for ever,
+     * and other connections must not notice.
+     */
+    @Test
+    void aFailureWhileHandlingAnAckClosesWith1011AndSparesOtherConnections() throws Exception {
+        try (Raw failing = Raw.upgraded(server, CHANGES + QUERY)) {
+            FakeSubscription failingSub = server.streamer.nextSubscription();
+            try (Raw neighbour = Raw.upgraded(server, CHANGES + QUERY.replace("id=foo", "id=bar"))) {
+                FakeSubscription neighbourSub = server.streamer.nextSubscription();
+                FakeMessage bad = failingSub.push(new FakeMessage("[\"rollback\",{\"tag\":\"rollback\"}]", null,
+                        new IllegalStateException("consumer blew up")));
+                failing.readFrame();
+                failing.write(masked(0x81, ack(1)));
+                assertTrue(bad.awaitConsumed());
+                Frame close = failing.readFrame();
+                assertEquals(0x88, close.b0());
+                assertEquals(1011, close.closeCode());
+                assertTrue(close.closeReason().startsWith("Error: "), close.closeReason());
+                assertTrue(close.closeReason().contains("consumer blew up"), close.closeReason());
+                assertEquals(-1, failing.in.read(), "nothing after the close frame");
+                assertTrue(failingSub.awaitClosed());
+
+                FakeMessage good = neighbourSub.push("[\"rollback\",{\"tag\":\"rollback\"}]");
+                assertEquals("{\"id\":1,\"msg\":[\"rollback\",{\"tag\":\"rollback\"}]}", neighbour.readFrame().text());
+                neighbour.write(masked(0x81, ack(1)));
+                assertTrue(good.awaitConsumed());
+                assertFalse(neighbourSub.isClosed());
+            }
+        }
+    }
+
+    /**
+     * After its close frame the server half-closes, so the client reads end-of-stream at once;
+     * what must not happen is that a client which keeps sending (resetting the idle timer) and
+     * never closes holds the socket for ever. The server's full close shows as a reset on the
+     * client's next write.
+     */
+    @Test
+    void aClientThatNeverClosesLosesTheSocketAfterTheCloseTimeout() throws Exception {
+        try (Raw raw = Raw.upgraded(server, CHANGES + QUERY)) {
+            FakeSubscription sub = server.streamer.nextSubscription();
+            byte[] payload = ack(1);
+            raw.write(concat(new byte[] {(byte) 0x81, (byte) payload.length}, payload));
+            Frame close = raw.readFrame();
+            assertEquals(0x88, close.b0());
+            assertEquals(1002, close.closeCode());
+            assertEquals(-1, raw.in.read(), "half-closed after the close frame");
+            assertTrue(sub.awaitClosed());
+
+            CompletableFuture<IOException> writeFailed = new CompletableFuture<>();
+            Thread pinger = new Thread(() -> {
+                try {
+                    while (true) {
+                        raw.write(masked(0x89, "still here".getBytes(StandardCharsets.US_ASCII)));
+                        Thread.sleep(100);
+                    }
+                } catch (IOException e) {
+                    writeFailed.complete(e);
+                } catch (InterruptedException e) {
+                    // the test is over
+                }
+            }, "never-closing-client");
+            pinger.setDaemon(true);
+            pinger.start();
+            long bound = WebSocketWire.CLOSE_TIMEOUT_MILLIS + 15_000;
+            try {
+                writeFailed.get(bound, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                throw new AssertionError("the socket was open " + bound + " ms after the server's close frame", e);
+            } finally {
+                pinger.interrupt();
+            }
         }
     }
 
