@@ -26,6 +26,8 @@ final class RuntimeProcess implements ChangeStreamerProcess {
     private final Process process;
     private final int port;
     private final Path log;
+    /** One client for every probe: a new one per request starts threads of its own each time. */
+    private final HttpClient http = HttpClient.newHttpClient();
 
     private RuntimeProcess(Process process, int port, Path log) {
         this.process = process;
@@ -121,8 +123,16 @@ final class RuntimeProcess implements ChangeStreamerProcess {
 
     /** {@code GET /status} as text. */
     String status() throws IOException, InterruptedException {
-        HttpClient client = HttpClient.newHttpClient();
-        return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/status"))
+        return get("/status");
+    }
+
+    /** {@code GET /metrics} (Prometheus text) as text. */
+    String metrics() throws IOException, InterruptedException {
+        return get("/metrics");
+    }
+
+    private String get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
     }
 
