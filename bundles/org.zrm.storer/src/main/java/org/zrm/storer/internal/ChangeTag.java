@@ -39,7 +39,7 @@ final class ChangeTag {
     static String of(String json, ProtocolCodec codec) {
         if (json.startsWith(PREFIX)) {
             int end = json.indexOf('"', PREFIX.length());
-            if (end > 0 && json.lastIndexOf('\\', end) < 0) {
+            if (end > 0 && !hasBackslash(json, PREFIX.length(), end)) {
                 int length = end - PREFIX.length();
                 for (String tag : COMMON) {
                     if (tag.length() == length && json.startsWith(tag, PREFIX.length())) {
@@ -62,6 +62,16 @@ final class ChangeTag {
             throw fail(json, change.containsKey("tag") ? "\"tag\" is not a string" : "the object has no \"tag\"", null);
         }
         return tag;
+    }
+
+    /** Whether {@code s} has a backslash in {@code [from, to)}: an escaped tag takes the full parse. */
+    private static boolean hasBackslash(String s, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (s.charAt(i) == '\\') {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static IllegalArgumentException fail(String json, String why, Throwable cause) {
