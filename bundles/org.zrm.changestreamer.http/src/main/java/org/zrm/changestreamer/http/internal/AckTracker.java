@@ -39,6 +39,11 @@ final class AckTracker {
             long expected = first == null ? lastAcked + 1 : first.id();
             throw new UnexpectedAckException("Unexpected ack for " + expected + ": " + id);
         }
+        if (first.id() == id) {
+            // The usual case, one ack per frame: no list to grow (this runs once per frame sent).
+            lastAcked = id;
+            return List.of(pending.removeFirst());
+        }
         List<Sent> acked = new ArrayList<>();
         while (!pending.isEmpty() && pending.peekFirst().id() <= id) {
             acked.add(pending.removeFirst());
