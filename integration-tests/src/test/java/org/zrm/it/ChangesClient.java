@@ -187,7 +187,9 @@ final class ChangesClient implements WebSocket.Listener {
 
     /**
      * Reads frames up to the end of the next transaction. Status frames (which may arrive between
-     * transactions or inside one) are skipped; anything else out of place fails the test.
+     * transactions or inside one) are skipped; a {@code rollback} drops the transaction in progress,
+     * as a replicator does (the streamer sends one when its source restarts inside a transaction,
+     * which then comes again whole); anything else out of place fails the test.
      */
     Transaction nextTransaction() throws InterruptedException {
         JsonNode begin = null;
@@ -218,6 +220,13 @@ final class ChangesClient implements WebSocket.Listener {
                         throw new AssertionError("commit watermark " + watermark + " != begin's " + announced);
                     }
                     return new Transaction(watermark, begin, data, f.msg());
+                }
+                case "rollback" -> {
+                    if (begin == null) {
+                        throw new AssertionError("rollback without begin: " + f.raw());
+                    }
+                    begin = null;
+                    data.clear();
                 }
                 default -> throw new AssertionError("unexpected frame " + f.raw());
             }
