@@ -25,7 +25,7 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
     long send_maxUnackedChars() default Settings.DEFAULT_MAX_UNACKED_CHARS;
 
     @AttributeDefinition(name = "Maximum queued characters per connection",
-            description = "The sender stops while the frames handed to Jetty but not yet written to the "
+            description = "The sender stops while the frames queued for the socket but not yet written to the "
                     + "socket exceed this many characters.", min = "1")
     long send_maxQueuedChars() default Settings.DEFAULT_MAX_QUEUED_CHARS;
 

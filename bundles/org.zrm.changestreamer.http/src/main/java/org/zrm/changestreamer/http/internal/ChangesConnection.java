@@ -22,7 +22,7 @@ import org.zrm.changestreamer.SubscriptionMessage;
  * (the {@code scheduled} flag); a drain sends what is ready, flushing after the last frame of the
  * burst, and returns when nothing is ready or a window is full. A full window is how one slow
  * client is kept from slowing the others: its drain parks the message it could not send and frees
- * the thread, and the client's next ack (or Jetty's next completed write) schedules it again. So
+ * the thread, and the client's next ack (or the wire's next completed write) schedules it again. So
  * the per-connection bounds ({@code send.maxUnackedChars}, {@code send.maxQueuedChars}), the
  * subscriber's byte bound and the streamer's consensus flow control apply exactly as with a
  * thread per connection, and a stalled client holds no sender thread.

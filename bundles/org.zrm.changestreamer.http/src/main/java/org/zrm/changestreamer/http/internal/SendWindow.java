@@ -5,7 +5,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A bound on outstanding characters of one connection, counted from when a frame is admitted until
- * it is released (written by Jetty, or acknowledged by the client).
+ * it is released (written to the socket by the {@link WebSocketWire}, or acknowledged by the client).
  *
  * <p>At the bound a sender either blocks in {@link #acquire(long)}, or, sharing its thread with
  * other connections, is refused by {@link #tryAcquire(long, Runnable)} and called back once

@@ -8,7 +8,7 @@ import java.time.Duration;
  * @param pingInterval how often connections are pinged; a connection silent for a whole interval
  *     is terminated
  * @param maxUnackedChars bound on the characters sent to one client and not yet acknowledged
- * @param maxQueuedChars bound on the characters handed to Jetty for one connection and not yet
+ * @param maxQueuedChars bound on the characters handed to the connection's {@link WebSocketWire} and not yet
  *     written
  * @param maxIncomingMessageBytes largest text message accepted from a client
  * @param senderThreads threads that send the frames of every {@code /changes} connection
