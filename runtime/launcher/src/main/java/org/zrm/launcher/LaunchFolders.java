@@ -16,6 +16,14 @@ public record LaunchFolders(Path project, Path config, Path deploy, Path state) 
         return project.resolve("runtime/target/zrm.jar");
     }
 
+    /**
+     * @return where the runtime's class-data-sharing archives are kept: with the build, since an
+     *     archive describes one build of the runtime jar ({@link ClassDataArchive})
+     */
+    public Path classDataFolder() {
+        return project.resolve("runtime/target/cds");
+    }
+
     /** @return the folder of the shipped default configuration */
     public Path shippedConfig() {
         return project.resolve("runtime/conf");

@@ -137,9 +137,15 @@ public final class RunCommand implements Command {
         EnvDerivation.Result derived = derivation.derive(childEnv);
         int httpPort = Integer.parseInt(derived.environment().get(EnvRegistry.CHANGE_STREAMER_PORT));
         String bind = derived.environment().getOrDefault(EnvRegistry.BIND_ADDRESS, "");
-        List<String> command = childCommand.build(folders, javaOptions, httpPort, bind);
+        ClassDataArchive archive = new ClassDataArchive(folders.classDataFolder(), folders.runtimeJar(),
+                ClassDataArchive.currentJvm(), ProcessHandle.current().pid());
+        ClassDataArchive.Plan sharing = archive.plan(javaOptions);
+        List<String> jvmOptions = new ArrayList<>(sharing.jvmOptions());
+        jvmOptions.addAll(javaOptions); // the user's options come last and win
+        List<String> command = childCommand.build(folders, jvmOptions, httpPort, bind);
         out.println("zrm: launch configuration");
         LaunchReport.lines(folders, seeded, derived, embedded, command).forEach(line -> out.println("zrm:   " + line));
+        out.println("zrm:   class data     " + sharing.description());
         out.println("zrm: change streamer, /status and the status page listen on "
                 + (bind.isBlank() ? "every interface (0.0.0.0)" : bind.strip()) + " port " + httpPort
                 + (bind.isBlank() ? "; set ZRM_BIND_ADDRESS=127.0.0.1 to keep them local" : ""));
@@ -160,6 +166,12 @@ public final class RunCommand implements Command {
         } catch (IOException e) {
             throw new LaunchException("cannot start the runtime (" + command.get(0) + "): " + e.getMessage(), e);
         }
+        supervisor.onChildExit(clean -> {
+            String result = clean ? archive.publish(sharing) : archive.discard(sharing);
+            if (result != null) {
+                out.println("zrm: " + result);
+            }
+        });
         supervisor.adoptChild(child);
         try {
             int code = supervisor.awaitChild();

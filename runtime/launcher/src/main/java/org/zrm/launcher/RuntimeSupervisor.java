@@ -3,6 +3,7 @@ package org.zrm.launcher;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Owns what one launch started: the runtime child process and, if any, the embedded PostgreSQL.
@@ -15,6 +16,8 @@ public final class RuntimeSupervisor implements AutoCloseable {
     private AutoCloseable postgres;   // guarded by this
     private Process child;            // guarded by this
     private boolean closed;           // guarded by this
+    private boolean killed;           // guarded by this: the runtime got SIGKILL
+    private Consumer<Boolean> onExit; // guarded by this
 
     /**
      * @param gracePeriod how long the runtime may take to stop after SIGTERM before it is killed
@@ -51,6 +54,15 @@ public final class RuntimeSupervisor implements AutoCloseable {
     }
 
     /**
+     * Registers what to do once the runtime has exited, before PostgreSQL is stopped: called once,
+     * from {@link #close()}, with {@code true} unless the runtime had to be killed (a killed JVM
+     * may leave files it was writing half-written).
+     */
+    public synchronized void onChildExit(Consumer<Boolean> action) {
+        this.onExit = action;
+    }
+
+    /**
      * Waits for the runtime to exit on its own.
      *
      * @return its exit code
@@ -76,6 +88,9 @@ public final class RuntimeSupervisor implements AutoCloseable {
         closed = true;
         try {
             stopChild();
+            if (child != null && onExit != null && !child.isAlive()) {
+                onExit.accept(!killed);
+            }
         } finally {
             if (postgres != null) {
                 out.println("zrm: stopping the embedded PostgreSQL");
@@ -97,6 +112,7 @@ public final class RuntimeSupervisor implements AutoCloseable {
         try {
             if (!child.waitFor(gracePeriod.toMillis(), TimeUnit.MILLISECONDS)) {
                 out.println("zrm: the runtime did not stop within " + gracePeriod.toSeconds() + " s; killing it");
+                killed = true;
                 child.descendants().forEach(ProcessHandle::destroyForcibly);
                 child.destroyForcibly();
                 if (!child.waitFor(10, TimeUnit.SECONDS)) {
@@ -104,6 +120,7 @@ public final class RuntimeSupervisor implements AutoCloseable {
                 }
             }
         } catch (InterruptedException e) {
+            killed = true;
             child.destroyForcibly();
             Thread.currentThread().interrupt();
         }

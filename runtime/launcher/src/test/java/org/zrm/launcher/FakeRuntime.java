@@ -34,6 +34,7 @@ public final class FakeRuntime {
                 seen.setProperty("prop." + name, value);
             }
         }
+        seen.setProperty("jvm.args", String.join(" ", java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()));
         String upstream = System.getenv("ZERO_UPSTREAM_DB");
         if (upstream != null) {
             URI uri = URI.create(upstream);

@@ -128,6 +128,59 @@ class RunCommandTest {
     }
 
     @Test
+    void theFirstStartOfABuildWritesAClassDataArchiveThatLaterStartsMapAndARebuildReplaces() throws Exception {
+        Map<String, String> env = baseEnv();
+        env.put("ZERO_UPSTREAM_DB", "postgresql://app@127.0.0.1:1/app");
+        Path cds = project.resolve("runtime/target/cds");
+
+        assertEquals(0, command(env).run(List.of()), this::output);
+        assertTrue(output().contains("class data     first start of this build"), this::output);
+        assertTrue(seen().getProperty("jvm.args").contains("-XX:ArchiveClassesAtExit=" + cds), seen()::toString);
+        List<Path> first = archives(cds);
+        assertEquals(1, first.size(), first::toString);
+        assertTrue(Files.size(first.get(0)) > 0);
+        assertTrue(output().contains("class data archive: saved " + first.get(0)), this::output);
+
+        out.reset();
+        assertEquals(0, command(env).run(List.of()), this::output);
+        assertTrue(seen().getProperty("jvm.args").contains("-XX:SharedArchiveFile=" + first.get(0)), seen()::toString);
+        assertTrue(output().contains("class data     mapping " + first.get(0)), this::output);
+        assertFalse(output().contains("class data archive:"), "nothing new is written: " + output());
+
+        // A rebuilt runtime jar gets its own archive, and publishing it removes the old one; the
+        // build gives the jar its newest entry's time, so a rebuild may keep the time.
+        Path jar = project.resolve("runtime/target/zrm.jar");
+        java.nio.file.attribute.FileTime built = Files.getLastModifiedTime(jar);
+        writeFakeRuntimeJar(jar, "another build");
+        Files.setLastModifiedTime(jar, built);
+        out.reset();
+        assertEquals(0, command(env).run(List.of()), this::output);
+        assertTrue(seen().getProperty("jvm.args").contains("-XX:ArchiveClassesAtExit="), seen()::toString);
+        List<Path> rebuilt = archives(cds);
+        assertEquals(1, rebuilt.size(), rebuilt::toString);
+        assertFalse(rebuilt.equals(first), "a new archive for the new jar");
+    }
+
+    @Test
+    void javaOptionsThatChooseClassDataSharingThemselvesAreLeftAlone() throws Exception {
+        Map<String, String> env = baseEnv();
+        env.put("ZERO_UPSTREAM_DB", "postgresql://app@127.0.0.1:1/app");
+        env.put("ZRM_JAVA_OPTS", "-Xshare:off");
+        assertEquals(0, command(env).run(List.of()), this::output);
+        String args = seen().getProperty("jvm.args");
+        assertFalse(args.contains("SharedArchiveFile") || args.contains("ArchiveClassesAtExit"), args);
+        assertTrue(output().contains("class data     not used: ZRM_JAVA_OPTS chooses class data sharing (-Xshare:off)"),
+                this::output);
+        assertFalse(Files.exists(project.resolve("runtime/target/cds")), "nothing written");
+    }
+
+    private static List<Path> archives(Path folder) throws Exception {
+        try (var files = Files.list(folder)) {
+            return files.sorted().toList();
+        }
+    }
+
+    @Test
     void aRuntimeThatStopsItselfMakesTheLauncherExitNonZeroWithTheReason() throws Exception {
         Map<String, String> env = baseEnv();
         env.put("ZERO_UPSTREAM_DB", "postgresql://app@127.0.0.1:1/app");
@@ -224,6 +277,10 @@ class RunCommandTest {
     }
 
     private static void writeFakeRuntimeJar(Path jar) throws Exception {
+        writeFakeRuntimeJar(jar, "first build");
+    }
+
+    private static void writeFakeRuntimeJar(Path jar, String build) throws Exception {
         Files.createDirectories(jar.getParent());
         Manifest manifest = new Manifest();
         manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
@@ -233,6 +290,9 @@ class RunCommandTest {
                 InputStream in = FakeRuntime.class.getClassLoader().getResourceAsStream(entry)) {
             out.putNextEntry(new JarEntry(entry));
             in.transferTo(out);
+            out.closeEntry();
+            out.putNextEntry(new JarEntry("build.txt"));
+            out.write(build.getBytes(StandardCharsets.UTF_8));
             out.closeEntry();
         }
     }
