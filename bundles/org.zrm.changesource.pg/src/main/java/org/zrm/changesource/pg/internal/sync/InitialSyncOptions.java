@@ -3,17 +3,24 @@ package org.zrm.changesource.pg.internal.sync;
 import java.time.Duration;
 
 /**
- * Tuning of initial sync. Defaults are zero-cache's constants (spec §8).
+ * Tuning of initial sync. Defaults are zero-cache's constants (spec §8), except the size of a
+ * buffered batch (below).
  *
  * @param tableCopyWorkers parallel COPY connections ({@code initialSync.tableCopyWorkers}, 5)
  * @param textCopy text instead of binary COPY ({@code initialSync.textCopy})
  * @param slotCreateTimeout client-side limit for CREATE_REPLICATION_SLOT (30 s); the server-side
  *     {@code lock_timeout} is one second less
  * @param insertBatchSize rows per multi-row SQLite INSERT (50)
- * @param bufferRows rows per buffered batch handed to the SQLite writer (10,000)
- * @param bufferBytes bytes per buffered batch (8 MiB)
+ * @param bufferRows rows per buffered batch handed to the SQLite writer (2,000; zero-cache: 10,000)
+ * @param bufferBytes COPY bytes per buffered batch (1 MiB; zero-cache: 8 MiB). Smaller than
+ *     upstream's on purpose: the decoded rows of a batch take about five times its COPY bytes on
+ *     the heap, and every batch in flight survives the young collections that run meanwhile. With
+ *     8 MiB the batches of five workers and a full queue kept 400–480 MB live through the W6
+ *     initial sync; every young collection copied them (80–110 ms pauses, 1.1 s in all), and the
+ *     sync took up to 1.4× as long. With 1 MiB at most 26 MB stays live, the pauses total about
+ *     0.1 s, and the SQLite writer still always has a batch waiting (docs/BENCHMARKS.md, session 17)
  * @param writerQueueBatches batches waiting for the SQLite writer; copy workers block when full, so
- *     memory stays below (workers + queue) × bufferBytes
+ *     memory stays below (workers + queue) × bufferBytes of COPY data
  * @param progressInterval minimum interval between progress log lines (5 s)
  * @param failover request a failover slot (PG ≥ 17 only)
  * @param requireRowKey reject tables without a usable row key (see {@code TableValidator})
@@ -35,7 +42,7 @@ public record InitialSyncOptions(int tableCopyWorkers, boolean textCopy, Duratio
     }
 
     public static InitialSyncOptions defaults() {
-        return new InitialSyncOptions(5, false, ReplicationSlots.DEFAULT_CREATE_TIMEOUT, 50, 10_000, 8L << 20, 4,
+        return new InitialSyncOptions(5, false, ReplicationSlots.DEFAULT_CREATE_TIMEOUT, 50, 2_000, 1L << 20, 4,
                 Duration.ofSeconds(5), false, true);
     }
 
