@@ -12,7 +12,7 @@ import org.zrm.replica.LiteNames;
 
 /**
  * Inserts copied rows into the SQLite replica with multi-row {@code INSERT}s of
- * {@code batchSize} rows (the remainder row by row). {@code _0_version} is not written: it takes the
+ * {@code batchSize} rows (the remainder in one smaller one). {@code _0_version} is not written: it takes the
  * column default, the replica version. Used by one thread only.
  */
 final class LiteInserter implements AutoCloseable {
@@ -31,28 +31,25 @@ final class LiteInserter implements AutoCloseable {
         if (rows.isEmpty()) {
             return;
         }
-        PreparedStatement[] ps = statements.get(batch.liteTable());
-        if (ps == null) {
-            ps = new PreparedStatement[] {prepare(batch, batchSize), prepare(batch, 1)};
-            statements.put(batch.liteTable(), ps);
-        }
-        int width = batch.columns().size();
-        int i = 0;
-        for (; i + batchSize <= rows.size(); i += batchSize) {
+        // By row count, prepared when first needed. A batch ends where its byte bound fell, so
+        // its remainder is one INSERT of exactly that many rows: inserted row by row, the
+        // remainders of 1 MiB batches of wide rows were a good part of all statements.
+        PreparedStatement[] bySize = statements.computeIfAbsent(batch.liteTable(), t -> new PreparedStatement[batchSize + 1]);
+        for (int i = 0; i < rows.size(); ) {
+            int n = Math.min(batchSize, rows.size() - i);
+            PreparedStatement ps = bySize[n];
+            if (ps == null) {
+                ps = prepare(batch, n);
+                bySize[n] = ps;
+            }
             int p = 1;
-            for (int r = i; r < i + batchSize; r++) {
+            for (int r = i; r < i + n; r++) {
                 for (Object v : rows.get(r)) {
-                    bind(ps[0], p++, v);
+                    bind(ps, p++, v);
                 }
             }
-            ps[0].executeUpdate();
-        }
-        for (; i < rows.size(); i++) {
-            Object[] row = rows.get(i);
-            for (int c = 0; c < width; c++) {
-                bind(ps[1], c + 1, row[c]);
-            }
-            ps[1].executeUpdate();
+            ps.executeUpdate();
+            i += n;
         }
     }
 
@@ -86,9 +83,12 @@ final class LiteInserter implements AutoCloseable {
 
     @Override
     public void close() throws SQLException {
-        for (PreparedStatement[] ps : statements.values()) {
-            ps[0].close();
-            ps[1].close();
+        for (PreparedStatement[] bySize : statements.values()) {
+            for (PreparedStatement ps : bySize) {
+                if (ps != null) {
+                    ps.close();
+                }
+            }
         }
     }
 }
