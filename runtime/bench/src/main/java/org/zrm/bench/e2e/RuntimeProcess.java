@@ -86,11 +86,18 @@ final class RuntimeProcess implements ChangeStreamerProcess {
         pb.environment().put("ZRM_DEPLOY_DIR", deploy.toString());
         pb.environment().put("ZERO_PORT", Integer.toString(zeroPort));
         RuntimeProcess rp = new RuntimeProcess(pb.start(), zeroPort + 1, log);
-        HealthCheck.await(rp.process, rp.port, Duration.ofSeconds(120), "the runtime", log);
-        // "/" answers as soon as the admin bundle is up; the replication servlet may register a
-        // moment later, and a subscriber connecting before it gets a 404 upgrade refusal.
-        HealthCheck.await(rp.process, rp.port, "/replication/v6/changes", code -> code != 404, Duration.ofSeconds(60),
-                "the runtime's replication endpoint", log);
+        try {
+            HealthCheck.await(rp.process, rp.port, Duration.ofSeconds(120), "the runtime", log);
+            // "/" answers as soon as the admin bundle is up; the replication servlet may register a
+            // moment later, and a subscriber connecting before it gets a 404 upgrade refusal.
+            HealthCheck.await(rp.process, rp.port, "/replication/v6/changes", code -> code != 404, Duration.ofSeconds(60),
+                    "the runtime's replication endpoint", log);
+        } catch (IOException | RuntimeException e) {
+            // A runtime that never became healthy is nobody's to stop once this throws: a failed
+            // run left one behind, holding its slot and its folder.
+            rp.close();
+            throw e;
+        }
         return rp;
     }
 
