@@ -17,8 +17,8 @@ import org.osgi.framework.hooks.bundle.FindHook;
  * HTTP's Jetty bundle and {@code jetty-xml} declare) gets every class it loads rewritten with ASM
  * and its stack frames recomputed, whether or not the class calls {@code ServiceLoader}. In ZRM's
  * runtime those two bundles need no mediation (they find what they use on their own class path,
- * and ZRM serves plain HTTP/1.1), and weaving them was about 0.4 s of every start
- * (docs/BENCHMARKS.md, session 17). SPI Fly learns of bundles only through its bundle tracker, so
+ * and ZRM serves plain HTTP/1.1), and weaving them was about 0.15 s of every start on a
+ * two-core machine (docs/BENCHMARKS.md, session 17). SPI Fly learns of bundles only through its bundle tracker, so
  * a bundle it cannot find or hear of is neither woven nor registered as a provider; the
  * framework, SCR and every other bundle still see it.
  *
