@@ -55,8 +55,8 @@ public final class RuntimeSupervisor implements AutoCloseable {
 
     /**
      * Registers what to do once the runtime has exited, before PostgreSQL is stopped: called once,
-     * from {@link #close()}, with {@code true} unless the runtime had to be killed (a killed JVM
-     * may leave files it was writing half-written).
+     * from {@link #close()}, with {@code true} unless the runtime had to be killed or died of
+     * SIGKILL or SIGABRT (such a JVM may leave files it was writing half-written).
      */
     public synchronized void onChildExit(Consumer<Boolean> action) {
         this.onExit = action;
@@ -89,7 +89,7 @@ public final class RuntimeSupervisor implements AutoCloseable {
         try {
             stopChild();
             if (child != null && onExit != null && !child.isAlive()) {
-                onExit.accept(!killed);
+                onExit.accept(!killed && !diedOfSignal(child.exitValue()));
             }
         } finally {
             if (postgres != null) {
@@ -124,6 +124,15 @@ public final class RuntimeSupervisor implements AutoCloseable {
             child.destroyForcibly();
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Whether the exit status is that of a JVM ended by SIGKILL (the OOM killer, an operator) or
+     * by SIGABRT (a crash), which may have cut a file it was writing short. SIGTERM (143) is not:
+     * the JVM shuts down in order.
+     */
+    static boolean diedOfSignal(int exitValue) {
+        return exitValue == 128 + 9 || exitValue == 128 + 6;
     }
 
     private static void closeQuietlyInto(AutoCloseable resource, LaunchException failure) {

@@ -51,6 +51,37 @@ class RuntimeSupervisorTest {
     }
 
     @Test
+    void tellsWhetherTheRuntimeEndedInOrderBeforePostgresStops() throws Exception {
+        assertEquals(List.of("clean=true", "postgres"), exitReport("sleep 60", Duration.ofSeconds(10)), "SIGTERM");
+        assertEquals(List.of("clean=true", "postgres"), exitReport("exit 3", Duration.ofSeconds(10)), "exited by itself");
+        assertEquals(List.of("clean=false", "postgres"), exitReport("kill -9 $$", Duration.ofSeconds(10)),
+                "died of SIGKILL (the OOM killer)");
+        assertEquals(List.of("clean=false", "postgres"), exitReport("kill -6 $$", Duration.ofSeconds(10)),
+                "died of SIGABRT (a crash)");
+        assertEquals(List.of("clean=false", "postgres"),
+                exitReport("trap '' TERM; echo ready; while true; do sleep 1; done", Duration.ofMillis(300)),
+                "ignored SIGTERM and was killed");
+    }
+
+    private List<String> exitReport(String script, Duration grace) throws Exception {
+        List<String> seen = new ArrayList<>();
+        RuntimeSupervisor supervisor = new RuntimeSupervisor(grace, new PrintStream(out, true, StandardCharsets.UTF_8));
+        Process child = new ProcessBuilder("sh", "-c", script).start();
+        if (script.contains("echo ready")) { // SIGTERM can be shown to be ignored only once the trap is set
+            assertEquals("ready", new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream(),
+                    StandardCharsets.US_ASCII)).readLine());
+        }
+        supervisor.adoptPostgres(() -> seen.add("postgres"));
+        supervisor.onChildExit(clean -> seen.add("clean=" + clean));
+        supervisor.adoptChild(child);
+        if (!script.contains("sleep")) {
+            child.waitFor(); // ended on its own before the launcher stops it
+        }
+        supervisor.close();
+        return seen;
+    }
+
+    @Test
     void refusesWhatArrivesAfterShutdownAndStopsIt() throws Exception {
         RuntimeSupervisor supervisor = new RuntimeSupervisor(Duration.ofSeconds(1), new PrintStream(out, true, StandardCharsets.UTF_8));
         supervisor.close();
