@@ -33,7 +33,8 @@ import java.util.zip.CRC32;
  * starts a new one (and the first publication of a new archive removes those of earlier builds).
  * The JVM writes to a temporary name owned by this launcher's process; the launcher publishes it
  * under the final name with an atomic rename only after the runtime exited by itself or after
- * SIGTERM, never after a SIGKILL, which could cut the write short. When the folder cannot be
+ * SIGTERM, never after SIGKILL or SIGABRT (the launcher's own kill, the OOM killer, a crash),
+ * which could cut the write short. When the folder cannot be
  * written, or when {@code ZRM_JAVA_OPTS} chooses class data sharing itself ({@code -Xshare:…},
  * {@code SharedArchiveFile}, {@code ArchiveClassesAtExit}), the launcher adds nothing.
  */
@@ -122,8 +123,8 @@ final class ClassDataArchive {
     }
 
     /**
-     * Publishes the archive the runtime wrote, once it has exited; called only when it was not
-     * killed. Removes archives of earlier builds and archives left half-written by launchers that
+     * Publishes the archive the runtime wrote, once it has exited; called only when it ended in
+     * order ({@link RuntimeSupervisor#onChildExit}). Removes archives of earlier builds and archives left half-written by launchers that
      * no longer run.
      *
      * @return one line for the launcher's output, or {@code null} when the plan wrote nothing
@@ -147,7 +148,7 @@ final class ClassDataArchive {
         }
     }
 
-    /** Forgets an archive the runtime wrote but must not be used (it was killed while writing). */
+    /** Forgets an archive the runtime wrote but must not be used (it may have died while writing). */
     String discard(Plan plan) {
         if (plan.writing() == null) {
             return null;
