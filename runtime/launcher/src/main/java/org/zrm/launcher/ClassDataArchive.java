@@ -29,13 +29,13 @@ import java.util.zip.CRC32;
  * is simply loaded from its jar.
  *
  * <p>The archive belongs to one build and one JVM: its name carries a digest of the runtime jar's
- * path, size, modification time and content and of the JVM's home and version, so a rebuild or another JDK
- * starts a new one (and the first publication of a new archive removes those of earlier builds).
- * The JVM writes to a temporary name owned by this launcher's process; the launcher publishes it
- * under the final name with an atomic rename only after the runtime exited by itself or after
- * SIGTERM, never after SIGKILL or SIGABRT (the launcher's own kill, the OOM killer, a crash),
- * which could cut the write short. When the folder cannot be
- * written, or when {@code ZRM_JAVA_OPTS} chooses class data sharing itself ({@code -Xshare:…},
+ * path, size, modification time and content and of the JVM's home and version, so a rebuild or
+ * another JDK starts a new one (and the first publication of a new archive removes those of
+ * earlier builds). The JVM writes to a temporary name owned by this launcher's process; the
+ * launcher publishes it under the final name with an atomic rename only after the runtime exited
+ * by itself or after SIGTERM, never after SIGKILL or SIGABRT (the launcher's own kill, the OOM
+ * killer, a crash), which could cut the write short. When the folder cannot be written, or when
+ * {@code ZRM_JAVA_OPTS} chooses class data sharing itself ({@code -Xshare:…},
  * {@code SharedArchiveFile}, {@code ArchiveClassesAtExit}), the launcher adds nothing.
  */
 final class ClassDataArchive {
@@ -124,8 +124,8 @@ final class ClassDataArchive {
 
     /**
      * Publishes the archive the runtime wrote, once it has exited; called only when it ended in
-     * order ({@link RuntimeSupervisor#onChildExit}). Removes archives of earlier builds and archives left half-written by launchers that
-     * no longer run.
+     * order ({@link RuntimeSupervisor#onChildExit}). Removes archives of earlier builds and
+     * archives left half-written by launchers that no longer run.
      *
      * @return one line for the launcher's output, or {@code null} when the plan wrote nothing
      */
@@ -174,10 +174,7 @@ final class ClassDataArchive {
                 }
                 Matcher m = PARTIAL.matcher(n);
                 // A launcher that still runs may be waiting for its runtime to write this one.
-                if (m.matches() && ProcessHandle.of(Long.parseLong(m.group(1))).map(ProcessHandle::isAlive).orElse(false)) {
-                    continue;
-                }
-                if (m.matches()) {
+                if (m.matches() && !ProcessHandle.of(Long.parseLong(m.group(1))).map(ProcessHandle::isAlive).orElse(false)) {
                     Files.deleteIfExists(p);
                 }
             }

@@ -16,7 +16,6 @@ public final class RuntimeSupervisor implements AutoCloseable {
     private AutoCloseable postgres;   // guarded by this
     private Process child;            // guarded by this
     private boolean closed;           // guarded by this
-    private boolean killed;           // guarded by this: the runtime got SIGKILL
     private Consumer<Boolean> onExit; // guarded by this
 
     /**
@@ -55,8 +54,9 @@ public final class RuntimeSupervisor implements AutoCloseable {
 
     /**
      * Registers what to do once the runtime has exited, before PostgreSQL is stopped: called once,
-     * from {@link #close()}, with {@code true} unless the runtime had to be killed or died of
-     * SIGKILL or SIGABRT (such a JVM may leave files it was writing half-written).
+     * from {@link #close()}, with {@code true} unless the runtime died of SIGKILL (the launcher's
+     * own after the grace period, or another's) or SIGABRT: such a JVM may leave files it was
+     * writing half-written.
      */
     public synchronized void onChildExit(Consumer<Boolean> action) {
         this.onExit = action;
@@ -89,7 +89,8 @@ public final class RuntimeSupervisor implements AutoCloseable {
         try {
             stopChild();
             if (child != null && onExit != null && !child.isAlive()) {
-                onExit.accept(!killed && !diedOfSignal(child.exitValue()));
+                // The launcher's own SIGKILL after the grace period shows as 137 too.
+                onExit.accept(!diedOfSignal(child.exitValue()));
             }
         } finally {
             if (postgres != null) {
@@ -112,7 +113,6 @@ public final class RuntimeSupervisor implements AutoCloseable {
         try {
             if (!child.waitFor(gracePeriod.toMillis(), TimeUnit.MILLISECONDS)) {
                 out.println("zrm: the runtime did not stop within " + gracePeriod.toSeconds() + " s; killing it");
-                killed = true;
                 child.descendants().forEach(ProcessHandle::destroyForcibly);
                 child.destroyForcibly();
                 if (!child.waitFor(10, TimeUnit.SECONDS)) {
@@ -120,7 +120,6 @@ public final class RuntimeSupervisor implements AutoCloseable {
                 }
             }
         } catch (InterruptedException e) {
-            killed = true;
             child.destroyForcibly();
             Thread.currentThread().interrupt();
         }
