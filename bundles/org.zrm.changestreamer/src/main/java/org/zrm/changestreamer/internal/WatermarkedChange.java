@@ -19,10 +19,11 @@ final class WatermarkedChange {
     private final String tag;
     private final String json;
     /**
-     * The encoding of {@link #json}. Racy on purpose, like {@link String#hashCode()}: two threads
-     * may both encode it, and either result is the same bytes. Never written to after publication.
+     * The encoding of {@link #json}, as a read-only buffer whose position is never moved (callers
+     * get duplicates). Racy on purpose, like {@link String#hashCode()}: two threads may both
+     * encode it, and either result is the same bytes.
      */
-    private volatile byte[] utf8;
+    private volatile ByteBuffer utf8;
 
     /**
      * @param watermark the transaction's commit watermark
@@ -47,14 +48,17 @@ final class WatermarkedChange {
         return json;
     }
 
-    /** @return {@link #json()} as UTF-8, a read-only view of bytes shared by every caller */
+    /**
+     * @return {@link #json()} as UTF-8: a new read-only view (one object per call and subscriber)
+     *     of bytes shared by every caller
+     */
     ByteBuffer utf8() {
-        byte[] bytes = utf8;
-        if (bytes == null) {
-            bytes = json.getBytes(StandardCharsets.UTF_8);
-            utf8 = bytes;
+        ByteBuffer shared = utf8;
+        if (shared == null) {
+            shared = ByteBuffer.wrap(json.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
+            utf8 = shared;
         }
-        return ByteBuffer.wrap(bytes).asReadOnlyBuffer();
+        return shared.duplicate();
     }
 
     boolean isCommit() {

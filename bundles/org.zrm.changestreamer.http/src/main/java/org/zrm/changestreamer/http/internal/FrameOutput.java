@@ -1,6 +1,7 @@
 package org.zrm.changestreamer.http.internal;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import org.eclipse.jetty.io.ByteBufferPool;
 import org.eclipse.jetty.io.RetainableByteBuffer;
@@ -22,6 +23,9 @@ final class FrameOutput {
 
     /** Large enough for hundreds of small frames, small enough that pooled chunks are cheap to keep. */
     static final int CHUNK_BYTES = 64 << 10;
+
+    private static final byte[] ID_OPEN = "{\"id\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] ID_CLOSE = ",\"msg\":".getBytes(StandardCharsets.US_ASCII);
 
     private final ByteBufferPool pool;
     /** Chunks that are full, each in flush mode (ready to write). */
@@ -45,17 +49,45 @@ final class FrameOutput {
         bytes += WebSocketFrames.headerLength(payloadLength);
     }
 
-    /** Appends {@code text}, which must be ASCII (an id prefix, a close reason's bytes go via put). */
-    void ascii(String text) {
-        int n = text.length();
-        if (n > CHUNK_BYTES) {
-            throw new IllegalArgumentException("ASCII run of " + n + " characters");
-        }
+    /**
+     * Appends a data frame's id prefix, {@code {"id":<id>,"msg":}}, digit by digit: the prefix is
+     * the only per-connection part of a fanned-out frame, and building it as a string first cost
+     * an allocation and a copy per frame and subscriber.
+     *
+     * @param id the frame id, not negative
+     */
+    void idPrefix(long id) {
+        int digits = digits(id);
+        int n = ID_OPEN.length + digits + ID_CLOSE.length;
         ByteBuffer b = room(n);
-        for (int i = 0; i < n; i++) {
-            b.put((byte) text.charAt(i));
+        int p = b.position();
+        b.put(p, ID_OPEN);
+        p += ID_OPEN.length;
+        long v = id;
+        for (int i = p + digits - 1; i >= p; i--) {
+            b.put(i, (byte) ('0' + (int) (v % 10)));
+            v /= 10;
         }
+        p += digits;
+        b.put(p, ID_CLOSE);
+        b.position(p + ID_CLOSE.length);
         bytes += n;
+    }
+
+    /** @return the length of {@link #idPrefix}'s output for {@code id} */
+    static int idPrefixLength(long id) {
+        return ID_OPEN.length + digits(id) + ID_CLOSE.length;
+    }
+
+    private static int digits(long id) {
+        if (id < 0) {
+            throw new IllegalArgumentException("negative frame id " + id);
+        }
+        int d = 1;
+        for (long v = id; v >= 10; v /= 10) {
+            d++;
+        }
+        return d;
     }
 
     void put(byte value) {

@@ -314,8 +314,8 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
     // ------------------------------------------------------------------ writing
 
     /**
-     * Appends a text frame of {@code prefix} (ASCII), the remaining bytes of {@code body} and
-     * {@code suffix}.
+     * Appends a text frame of the id prefix {@code {"id":<id>,"msg":}}, the remaining bytes of
+     * {@code body} and {@code suffix}.
      *
      * @param body not modified
      * @param chars what the caller counts for this frame; reported to {@link Peer#written} once the
@@ -323,15 +323,15 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
      * @param flush whether to write it, and the frames before it, now
      * @return {@code false} if the output is closed; nothing was appended
      */
-    boolean sendText(String prefix, ByteBuffer body, byte suffix, long chars, boolean flush) {
-        long payload = prefix.length() + (long) body.remaining() + 1;
+    boolean sendText(long id, ByteBuffer body, byte suffix, long chars, boolean flush) {
+        long payload = FrameOutput.idPrefixLength(id) + (long) body.remaining() + 1;
         boolean write;
         synchronized (outLock) {
             if (outputClosed) {
                 return false;
             }
             pending.header(WebSocketFrames.OP_TEXT, payload);
-            pending.ascii(prefix);
+            pending.idPrefix(id);
             pending.put(body);
             pending.put(suffix);
             pendingChars += chars;

@@ -296,12 +296,11 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * @return {@code false} if the connection ended, so the message was not sent
      */
     final boolean sendFrame(String msg, Runnable onConsumed) throws InterruptedException {
-        String prefix = Frame.prefix(lastFrameId + 1);
-        long chars = frameChars(prefix, msg);
+        long chars = frameChars(lastFrameId + 1, msg);
         if (!unacked.acquire(chars) || !queued.acquire(chars)) {
             return false;
         }
-        emit(prefix, msg, null, chars, onConsumed, true);
+        emit(msg, null, chars, onConsumed, true);
         reportSent();
         return true;
     }
@@ -342,8 +341,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
      */
     final SendOutcome trySendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush,
             Runnable onWindow) {
-        String prefix = Frame.prefix(lastFrameId + 1);
-        long chars = frameChars(prefix, msg);
+        long chars = frameChars(lastFrameId + 1, msg);
         boolean admitted = unacked.tryAcquire(chars, onWindow);
         if (admitted && !queued.tryAcquire(chars, onWindow)) {
             unacked.release(chars);
@@ -353,7 +351,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
             flushHeldFrames();
             return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
         }
-        emit(prefix, msg, msgUtf8, chars, onConsumed, flush);
+        emit(msg, msgUtf8, chars, onConsumed, flush);
         return SendOutcome.SENT;
     }
 
@@ -363,23 +361,26 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * on a full window, so that a release it raced with is not lost.
      */
     final boolean windowsOpenFor(String msg, Runnable onWindow) {
-        long chars = frameChars(Frame.prefix(lastFrameId + 1), msg);
+        long chars = frameChars(lastFrameId + 1, msg);
         return unacked.fitsOrNotify(chars, onWindow) && queued.fitsOrNotify(chars, onWindow);
     }
 
-    /** @return the characters of the frame text {@code prefix + msg + END}, what the windows count */
-    private static long frameChars(String prefix, String msg) {
-        return prefix.length() + msg.length() + 1L;
+    /**
+     * @return the characters of the frame text {@code {"id":<id>,"msg":} + msg + END}, what the
+     *     windows count
+     */
+    private static long frameChars(long id, String msg) {
+        return FrameOutput.idPrefixLength(id) + msg.length() + 1L;
     }
 
     /** Hands one admitted frame to the wire; its characters are counted in both windows already. */
-    private void emit(String prefix, String msg, ByteBuffer msgUtf8, long chars, Runnable onConsumed, boolean flush) {
+    private void emit(String msg, ByteBuffer msgUtf8, long chars, Runnable onConsumed, boolean flush) {
         AckTracker.Sent sent = new AckTracker.Sent(++lastFrameId, onConsumed, chars);
         acks.sent(sent);
         unreportedFrames++;
         unreportedChars += chars;
         ByteBuffer body = msgUtf8 != null ? msgUtf8 : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
-        if (!wire.sendText(prefix, body, (byte) Frame.END, chars, flush)) {
+        if (!wire.sendText(lastFrameId, body, (byte) Frame.END, chars, flush)) {
             queued.release(chars); // the connection is closing: the frame is not sent, and never acked
         }
     }

@@ -2,6 +2,7 @@ package org.zrm.changestreamer.http.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -30,7 +31,7 @@ class FrameOutputTest {
     private interface Sink {
         void header(int opcode, long payloadLength);
 
-        void ascii(String text);
+        void idPrefix(long id);
 
         void put(byte value);
 
@@ -47,8 +48,8 @@ class FrameOutputTest {
             }
 
             @Override
-            public void ascii(String text) {
-                out.ascii(text);
+            public void idPrefix(long id) {
+                out.idPrefix(id);
             }
 
             @Override
@@ -76,10 +77,8 @@ class FrameOutputTest {
             }
 
             @Override
-            public void ascii(String text) {
-                for (int i = 0; i < text.length(); i++) {
-                    ref.put((byte) text.charAt(i));
-                }
+            public void idPrefix(long id) {
+                ref.put(prefix(id).getBytes(StandardCharsets.US_ASCII));
             }
 
             @Override
@@ -97,6 +96,11 @@ class FrameOutputTest {
                 ref.put(src.duplicate());
             }
         };
+    }
+
+    /** The id prefix as the protocol's definition spells it. */
+    private static String prefix(long id) {
+        return org.zrm.protocol.subscriber.Frame.prefix(id);
     }
 
     /** @return the expected bytes: what the same appends put into one plain buffer */
@@ -137,6 +141,28 @@ class FrameOutputTest {
         }
     }
 
+    // ------------------------------------------------------------------ id prefixes
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, 1, 9, 10, 99, 100, 999_999_999, 1_000_000_000, 4_294_967_296L, Long.MAX_VALUE})
+    void anIdPrefixIsTheProtocolsPrefixInAsciiAndItsLengthIsKnownBeforehand(long id) {
+        FrameOutput out = new FrameOutput(new ArrayByteBufferPool());
+        out.idPrefix(id);
+        assertEquals(prefix(id).length(), FrameOutput.idPrefixLength(id));
+        assertEquals(prefix(id).length(), out.bytes());
+        RetainableByteBuffer[] chunks = out.take();
+        assertEquals(prefix(id), new String(concat(chunks), StandardCharsets.US_ASCII));
+        FrameOutput.release(chunks);
+    }
+
+    @Test
+    void aNegativeIdIsRefused() {
+        FrameOutput out = new FrameOutput(new ArrayByteBufferPool());
+        assertThrows(IllegalArgumentException.class, () -> out.idPrefix(-1));
+        assertThrows(IllegalArgumentException.class, () -> FrameOutput.idPrefixLength(-1));
+        assertEquals(0, out.bytes());
+    }
+
     // ------------------------------------------------------------------ chunking
 
     /**
@@ -149,9 +175,10 @@ class FrameOutputTest {
         for (int i = 0; i < 2_000; i++) {
             byte[] body = new byte[r.nextInt(300)];
             r.nextBytes(body);
-            String prefix = "{\"id\":" + (i + 1) + ",\"msg\":";
-            s.header(WebSocketFrames.OP_TEXT, prefix.length() + body.length + 1L);
-            s.ascii(prefix);
+            // Ids of every length, so that prefixes of every size meet the chunk edges.
+            long id = i % 5 == 0 ? Long.MAX_VALUE - i : i % 5 == 1 ? i : (long) Math.pow(10, i % 19) - 1 + i % 2;
+            s.header(WebSocketFrames.OP_TEXT, FrameOutput.idPrefixLength(id) + body.length + 1L);
+            s.idPrefix(id);
             s.put(ByteBuffer.wrap(body));
             s.put((byte) '}');
             if (i % 97 == 0) {
@@ -167,11 +194,6 @@ class FrameOutputTest {
         direct.put(new byte[7]).put(huge).flip().position(7);
         s.header(WebSocketFrames.OP_TEXT, huge.length);
         s.put(direct);
-        // ASCII runs up to a whole chunk, each of which must land in one chunk.
-        s.header(WebSocketFrames.OP_TEXT, (CHUNK - 1) + CHUNK + 5);
-        s.ascii("a".repeat(CHUNK - 1));
-        s.ascii("b".repeat(CHUNK));
-        s.ascii("c".repeat(5));
         // Tiny close frames: 5 bytes each, so their 2-byte codes fall on every offset of a chunk.
         for (int i = 0; i < 3 * CHUNK / 7; i++) {
             s.header(WebSocketFrames.OP_CLOSE, 3);
@@ -204,14 +226,14 @@ class FrameOutputTest {
     void appendsAfterATakeStartANewStream() {
         ArrayByteBufferPool pool = new ArrayByteBufferPool();
         FrameOutput out = new FrameOutput(pool);
-        out.ascii("first");
+        out.idPrefix(1);
         RetainableByteBuffer[] first = out.take();
-        out.ascii("second");
-        assertEquals(6, out.bytes());
+        out.idPrefix(22);
+        assertEquals(prefix(22).length(), out.bytes());
         RetainableByteBuffer[] second = out.take();
         // The first batch may still be on its way to the socket: the second must not touch it.
-        assertEquals("first", new String(concat(first), StandardCharsets.US_ASCII));
-        assertEquals("second", new String(concat(second), StandardCharsets.US_ASCII));
+        assertEquals(prefix(1), new String(concat(first), StandardCharsets.US_ASCII));
+        assertEquals(prefix(22), new String(concat(second), StandardCharsets.US_ASCII));
         FrameOutput.release(first);
         FrameOutput.release(second);
     }
