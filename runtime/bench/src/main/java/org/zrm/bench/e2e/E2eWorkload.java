@@ -671,8 +671,8 @@ public final class E2eWorkload implements Workload {
         long[] edge = serverEdges(committed, walsenderPassed, arrived, written);
         say("  live latency over the backfill (by commit time after the ALTER): %s",
                 timeline(committed, arrived, committed, firstDuring, lastDuring, alterCommitted, 10));
-        say("  where live latency goes, commit -> walsender past its WAL | -> subscriber, p50/p99 ms: before %s;"
-                + " during %s", hops(committed, edge, arrived, beforeFrom, beforeEnd),
+        say("  where live latency goes, commit -> walsender past its WAL (as sampled: an upper bound) | -> subscriber,"
+                + " p50/p99 ms: before %s; during %s", hops(committed, edge, arrived, beforeFrom, beforeEnd),
                 hops(committed, edge, arrived, firstDuring, lastDuring));
         say("  the server's share over the backfill: %s", timeline(committed, edge, committed, firstDuring, lastDuring,
                 alterCommitted, 10));
