@@ -1,60 +1,15 @@
 package org.zrm.changestreamer.http.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
-/** The pieces that bound and validate a connection's traffic. */
+/** The pieces that bound and validate a connection's traffic ({@link SendWindow} has {@code SendWindowTest}). */
 class BoundsTest {
-
-    @Test
-    void windowBlocksAtTheBoundUntilReleased() throws Exception {
-        SendWindow window = new SendWindow(100);
-        assertTrue(window.acquire(60));
-        CompletableFuture<Boolean> second = CompletableFuture.supplyAsync(() -> acquire(window, 60));
-        assertThrows(TimeoutException.class, () -> second.get(200, TimeUnit.MILLISECONDS));
-        window.release(60);
-        assertTrue(second.get(10, TimeUnit.SECONDS));
-        assertEquals(60, window.outstanding());
-    }
-
-    @Test
-    void windowAdmitsAnOversizedFrameWhenEmptyAndFailsWhenClosed() throws Exception {
-        SendWindow window = new SendWindow(10);
-        assertTrue(window.acquire(1000));
-        CompletableFuture<Boolean> blocked = CompletableFuture.supplyAsync(() -> acquire(window, 1));
-        window.close();
-        assertFalse(blocked.get(10, TimeUnit.SECONDS));
-        assertFalse(window.acquire(1));
-    }
-
-    @Test
-    void aRefusedTryAcquireCallsBackOnceOnTheNextRelease() {
-        SendWindow window = new SendWindow(100);
-        java.util.concurrent.atomic.AtomicInteger wakes = new java.util.concurrent.atomic.AtomicInteger();
-        assertTrue(window.tryAcquire(60, wakes::incrementAndGet));
-        assertFalse(window.tryAcquire(60, wakes::incrementAndGet), "does not fit: refused, not blocked");
-        assertEquals(0, wakes.get());
-        assertFalse(window.fitsOrNotify(60, wakes::incrementAndGet));
-        window.release(10);
-        assertEquals(1, wakes.get(), "the release calls the waiter back, once");
-        window.release(10);
-        assertEquals(1, wakes.get(), "and forgets it");
-        assertTrue(window.tryAcquire(60, wakes::incrementAndGet), "40 + 60 fit");
-        assertFalse(window.tryAcquire(1, wakes::incrementAndGet));
-        window.close();
-        assertEquals(2, wakes.get(), "closing calls the waiter too, so a parked sender sees the end");
-        assertFalse(window.tryAcquire(1, wakes::incrementAndGet), "closed");
-        assertTrue(new SendWindow(10).tryAcquire(1000, wakes::incrementAndGet), "an oversized frame passes when empty");
-    }
 
     @Test
     void sendThreadsAreValidated() {
@@ -102,14 +57,5 @@ class BoundsTest {
         assertThrows(IllegalArgumentException.class, () -> Settings.DEFAULTS.withMaxUnackedChars(0));
         assertThrows(IllegalArgumentException.class, () -> Settings.DEFAULTS.withMaxQueuedChars(-1));
         assertEquals(Duration.ofSeconds(90), Settings.DEFAULTS.idleTimeout());
-    }
-
-    private static boolean acquire(SendWindow window, long chars) {
-        try {
-            return window.acquire(chars);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
     }
 }

@@ -78,6 +78,7 @@ class SendWindowTest {
         assertEquals(5, w.outstanding());
 
         assertTrue(w.acquire(5));
+        assertTrue(new SendWindow(10).acquire(1000), "a blocking acquire of an oversized frame passes when empty");
         CompletableFuture<Boolean> closedOn = CompletableFuture.supplyAsync(() -> acquire(w, 5));
         assertThrows(TimeoutException.class, () -> closedOn.get(50, TimeUnit.MILLISECONDS));
         w.close();
