@@ -317,6 +317,7 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
      * Appends a text frame of the id prefix {@code {"id":<id>,"msg":}}, the remaining bytes of
      * {@code body} and {@code suffix}.
      *
+     * @param id the frame's id
      * @param body not modified
      * @param chars what the caller counts for this frame; reported to {@link Peer#written} once the
      *     frame is on the socket

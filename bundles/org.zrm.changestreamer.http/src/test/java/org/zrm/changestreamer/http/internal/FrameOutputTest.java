@@ -166,7 +166,7 @@ class FrameOutputTest {
     // ------------------------------------------------------------------ chunking
 
     /**
-     * Many frames of assorted sizes (so headers, ASCII prefixes and bodies fall across chunk
+     * Many frames of assorted sizes (so headers, id prefixes and bodies fall across chunk
      * edges at many offsets), a body of more than three chunks, and appends that leave a chunk
      * exactly full or one byte short of what the next append needs in one piece.
      */
