@@ -344,12 +344,14 @@ public final class ChangeStreamMultiplexer {
      * backfill's messages waits until the consumer has stored and forwarded them all, however
      * quickly the backfill yielded the reservation. With the buffer's own bound (16 MiB by
      * default) that was up to 16 MiB of backfill rows in front of a live commit, 0.1 to 0.4 s at
-     * the rate a 2-core machine forwards them (the backfill benchmark's p99). 256 KiB, one backfill
-     * transaction ({@code BackfillManager.YIELD_BYTES}), still keeps a message ready for the
-     * consumer while the producer reads the next, and drains in under 10 ms at the 45 MB/s the
-     * consumer reached in that benchmark.
+     * the rate a 2-core machine forwards them (the backfill benchmark's p99). 64 KiB still keeps
+     * one backfill message (one snapshot {@code COPY} message, about 200 KB of estimated size) ready
+     * for the consumer while the producer reads the next: a push waits only until the buffer is
+     * below the bound, and one message may take it past. Against 256 KiB (session 18, six runs
+     * each) the time from the pump to the forwarded live commit during a backfill fell from a p99
+     * of 8–16 ms (median 12) to 8–14 ms (median 8), with the same backfill rate.
      */
-    public static final long BLOCKING_PRODUCER_MAX_BUFFERED_BYTES = 256 * 1024;
+    public static final long BLOCKING_PRODUCER_MAX_BUFFERED_BYTES = 64 * 1024;
 
     /**
      * Pushes one message of the holder's transaction, waiting while the buffer is at its bound or

@@ -514,7 +514,7 @@ class BackfillManagerTest {
         awaitWaiter(); // the backfill found room and now waits for the stream
         String big = backfill(REL, "[\"b\"]", "130", "[[\"" + "x".repeat(100) + "\",1]]");
         changeStream.push(main, msg(begin("140")), 64);
-        changeStream.push(main, msg(data(big)), 300_000); // above the 256 KiB a blocking producer may add to
+        changeStream.push(main, msg(data(big)), 300_000); // above the bound a blocking producer may add to
         changeStream.push(main, msg(commit("140")), 64);
         CountDownLatch granted = new CountDownLatch(1);
         Reservation next = changeStream.tryReserve("main", granted::countDown);

@@ -150,19 +150,20 @@ class ChangeStreamMultiplexerTest {
 
     @Test
     void aBlockingProducerKeepsAtMostItsOwnByteBoundInFrontOfTheReplicationPump() throws Exception {
-        // The buffer's own bounds (1024 messages, 16 MiB) are far away; the backfill's is 256 KiB.
+        // The buffer's own bounds (1024 messages, 16 MiB) are far away; the backfill's is much smaller.
         MessageBuffer shared = new MessageBuffer(1024, 16 << 20, null);
         ChangeStreamMultiplexer mux = new ChangeStreamMultiplexer("123", shared);
         Reservation r = mux.tryReserve("backfill", null);
         ChangeStreamMessage begin = msg("[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"123.01\"}]");
-        int cost = 100 * 1024;
+        // Two of these stay below the producer's bound, three reach it.
+        int cost = (int) (ChangeStreamMultiplexer.BLOCKING_PRODUCER_MAX_BUFFERED_BYTES * 2 / 5);
         mux.push(r, begin, cost);
         mux.push(r, begin, cost);
-        mux.push(r, begin, cost); // 300 KiB buffered: at the producer's bound
+        mux.push(r, begin, cost); // 6/5 of the bound buffered: at the producer's bound
         CompletableFuture<Void> fourth = pushInBackground(mux, r, begin, cost);
         assertThrows(java.util.concurrent.TimeoutException.class, () -> fourth.get(200, TimeUnit.MILLISECONDS),
                 "the push waits while its own bound is reached, with the buffer far from full");
-        assertSame(begin, shared.poll(Duration.ZERO)); // 200 KiB left: below the bound
+        assertSame(begin, shared.poll(Duration.ZERO)); // 4/5 of the bound left: below it
         fourth.get(5, TimeUnit.SECONDS);
         assertEquals(3, shared.size());
         // The replication pump's non-blocking offers are not held to that bound.
