@@ -11,6 +11,9 @@ import org.zrm.protocol.ReplicaIdentity;
  * known (an unchanged TOASTed value without an old-row fallback, or a non-key column of a key
  * tuple) is <em>absent</em> from the map, never mapped to {@code null}; {@code null} means SQL
  * NULL.
+ *
+ * <p>Times ({@code commitTimeMicros}) are microseconds since the Unix epoch: the parser converts
+ * them from Postgres' epoch, 2000-01-01.
  */
 public sealed interface PgOutputMessage {
 
