@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.Statement;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -118,8 +117,7 @@ public class BackfillEndToEndIT {
             JsonNode mid = pipeline.awaitStatus("bf_fault backfilling",
                     s -> backfillsRunningWithRows(backfills(s)));
             System.out.println("BackfillEndToEndIT: stopping the change source during " + backfills(mid));
-            Bundle source = Arrays.stream(context.getBundles())
-                    .filter(b -> "org.zrm.changesource.pg".equals(b.getSymbolicName())).findFirst().orElseThrow();
+            Bundle source = Bundles.named(context, "org.zrm.changesource.pg");
             source.stop();
             source.start();
             pipeline.awaitStreaming();

@@ -204,7 +204,7 @@ public class BackupSwapIT {
         awaitPurgeIn("vfs");
 
         // The vfs bundle goes away: purging pauses and /status says why.
-        Bundle vfsBundle = bundle("org.zrm.backup.vfs");
+        Bundle vfsBundle = Bundles.named(context, "org.zrm.backup.vfs");
         Path jar = Path.of(java.net.URI.create(vfsBundle.getLocation().replaceFirst("^reference:", "")));
         vfsBundle.uninstall();
         JsonNode paused = pipeline.awaitStatus("purging paused without the vfs bundle", s ->
@@ -337,14 +337,6 @@ public class BackupSwapIT {
         return ids;
     }
 
-    private Bundle bundle(String symbolicName) {
-        for (Bundle b : context.getBundles()) {
-            if (symbolicName.equals(b.getSymbolicName())) {
-                return b;
-            }
-        }
-        throw new AssertionError("bundle " + symbolicName + " is not installed");
-    }
 
     // ------------------------------------------------------------------ backup stand-ins
 

@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.inject.Inject;
@@ -78,7 +77,7 @@ public class BundleLifecycleFaultIT {
             load.awaitProgress(50);
             FaultLoad running = load;
             for (String bsn : BUNDLES) {
-                Bundle bundle = bundle(bsn);
+                Bundle bundle = Bundles.named(context, bsn);
                 steps.add(step(pipeline, load, subscribers, replicaVersion, bsn, "update", () -> bundle.update()));
                 steps.add(step(pipeline, load, subscribers, replicaVersion, bsn, "stop, then start", () -> {
                     bundle.stop();
@@ -123,7 +122,7 @@ public class BundleLifecycleFaultIT {
             String bsn, String action, Action a) throws Exception {
         int reconnectsBefore = subscribers.stream().mapToInt(FaultSubscriber::reconnects).sum();
         a.run();
-        Bundle b = bundle(bsn);
+        Bundle b = Bundles.named(context, bsn);
         assertEquals(bsn + " after " + action, Bundle.ACTIVE, b.getState());
         long ended = System.nanoTime();
         long firstAfter = load.attempted() + 1;
@@ -161,8 +160,4 @@ public class BundleLifecycleFaultIT {
         Files.writeString(file, b.toString(), StandardCharsets.UTF_8);
     }
 
-    private Bundle bundle(String symbolicName) {
-        return Arrays.stream(context.getBundles()).filter(b -> symbolicName.equals(b.getSymbolicName())).findFirst()
-                .orElseThrow(() -> new AssertionError(symbolicName + " is not installed"));
-    }
 }

@@ -88,8 +88,7 @@ public class HttpRuntimeIT {
 
     @Test
     public void adminConfigurationIsDescribedByMetatype() {
-        Bundle admin = Arrays.stream(context.getBundles())
-                .filter(b -> "org.zrm.admin".equals(b.getSymbolicName())).findFirst().orElseThrow();
+        Bundle admin = Bundles.named(context, "org.zrm.admin");
         MetaTypeInformation information = metaType.getMetaTypeInformation(admin);
         assertNotNull(information);
         assertTrue(Arrays.asList(information.getPids()).contains("org.zrm.admin"));

@@ -54,14 +54,6 @@ public class LitestreamRestoreIT {
         return options;
     }
 
-    private Bundle bundle(String bsn) {
-        for (Bundle b : context.getBundles()) {
-            if (bsn.equals(b.getSymbolicName())) {
-                return b;
-            }
-        }
-        throw new AssertionError("no bundle " + bsn);
-    }
 
     private void insert(Pipeline pipeline, int from, int to) throws Exception {
         for (int i = from; i <= to; i++) {
@@ -104,7 +96,7 @@ public class LitestreamRestoreIT {
 
         // Node A goes away; its replica file with it.
         for (String bsn : NODE_BUNDLES) {
-            bundle(bsn).stop();
+            Bundles.named(context, bsn).stop();
         }
         ProcessHandle.of(litestreamPid).ifPresent(p -> p.onExit().join());
         Path replica = Path.of(context.getProperty(ZrmRuntimeOptions.REPLICA_FILE));
@@ -115,7 +107,7 @@ public class LitestreamRestoreIT {
 
         // Node B: same upstream, change DB and backup URL.
         for (int i = NODE_BUNDLES.size() - 1; i >= 0; i--) {
-            bundle(NODE_BUNDLES.get(i)).start();
+            Bundles.named(context, NODE_BUNDLES.get(i)).start();
         }
         assertEquals("node B keeps A's replicaVersion", replicaVersion, pipeline.awaitStreaming());
         JsonNode restored = pipeline.awaitStatus("the restore is reported", s ->

@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Hashtable;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -51,6 +52,9 @@ import org.osgi.framework.BundleListener;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceEvent;
 import org.osgi.framework.ServiceListener;
+import org.osgi.framework.ServiceReference;
+import org.osgi.framework.hooks.bundle.FindHook;
+import org.osgi.framework.startlevel.BundleStartLevel;
 import org.osgi.service.cm.ConfigurationAdmin;
 import org.osgi.service.log.LogEntry;
 import org.osgi.service.log.LogListener;
@@ -120,37 +124,31 @@ public class RuntimeIT {
 
     @Test
     public void theWeavingScopeStartsBeforeSpiFlyAndHidesJettyFromItAlone() throws Exception {
-        Bundle scope = bundle("org.zrm.weavingscope");
-        Bundle spifly = bundle("org.apache.aries.spifly.dynamic.bundle");
-        Bundle jetty = bundle("org.apache.felix.http.jetty12");
-        int scopeLevel = scope.adapt(org.osgi.framework.startlevel.BundleStartLevel.class).getStartLevel();
-        int spiflyLevel = spifly.adapt(org.osgi.framework.startlevel.BundleStartLevel.class).getStartLevel();
+        Bundle scope = Bundles.named(context, "org.zrm.weavingscope");
+        Bundle spifly = Bundles.named(context, "org.apache.aries.spifly.dynamic.bundle");
+        Bundle jetty = Bundles.named(context, "org.apache.felix.http.jetty12");
+        int scopeLevel = scope.adapt(BundleStartLevel.class).getStartLevel();
+        int spiflyLevel = spifly.adapt(BundleStartLevel.class).getStartLevel();
         // Felix starts by level, then by bundle id; the test setup puts the bundles below the
         // logging chain's level on level 1, installed in the bndrun's order.
         assertTrue("the weaving scope starts first: levels " + scopeLevel + "/" + spiflyLevel + ", ids "
                 + scope.getBundleId() + "/" + spifly.getBundleId(), scopeLevel < spiflyLevel
                 || scopeLevel == spiflyLevel && scope.getBundleId() < spifly.getBundleId());
 
-        org.osgi.framework.ServiceReference<?>[] hooks = context.getServiceReferences(
-                org.osgi.framework.hooks.bundle.FindHook.class.getName(), null);
-        org.osgi.framework.ServiceReference<?> ours = java.util.Arrays.stream(hooks == null ? new org.osgi.framework.ServiceReference<?>[0] : hooks)
+        ServiceReference<?>[] hooks = context.getServiceReferences(FindHook.class.getName(), null);
+        ServiceReference<?> ours = Arrays.stream(hooks == null ? new ServiceReference<?>[0] : hooks)
                 .filter(r -> r.getBundle().equals(scope)).findFirst().orElseThrow();
-        org.osgi.framework.hooks.bundle.FindHook hook = (org.osgi.framework.hooks.bundle.FindHook) context.getService(ours);
+        FindHook hook = (FindHook) context.getService(ours);
         try {
             List<Bundle> seenBySpiFly = new ArrayList<>(List.of(context.getBundles()));
             hook.find(spifly.getBundleContext(), seenBySpiFly);
             assertTrue("SPI Fly must not see Jetty", !seenBySpiFly.contains(jetty));
             assertTrue("SPI Fly must still see logback, SLF4J's provider",
-                    seenBySpiFly.contains(bundle("ch.qos.logback.classic")));
+                    seenBySpiFly.contains(Bundles.named(context, "ch.qos.logback.classic")));
             assertTrue("everyone else sees Jetty", List.of(context.getBundles()).contains(jetty));
         } finally {
             context.ungetService(ours);
         }
-    }
-
-    private Bundle bundle(String symbolicName) {
-        return java.util.Arrays.stream(context.getBundles()).filter(b -> symbolicName.equals(b.getSymbolicName()))
-                .findFirst().orElseThrow(() -> new AssertionError(symbolicName + " is not installed"));
     }
 
     @Test
