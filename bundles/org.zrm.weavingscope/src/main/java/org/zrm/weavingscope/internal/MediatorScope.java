@@ -18,9 +18,9 @@ import org.osgi.framework.hooks.bundle.FindHook;
  * and its stack frames recomputed, whether or not the class calls {@code ServiceLoader}. In ZRM's
  * runtime those two bundles need no mediation (they find what they use on their own class path,
  * and ZRM serves plain HTTP/1.1), and weaving them was about 0.15 s of every start on a
- * two-core machine (docs/BENCHMARKS.md, session 17). SPI Fly learns of bundles only through its bundle tracker, so
- * a bundle it cannot find or hear of is neither woven nor registered as a provider; the
- * framework, SCR and every other bundle still see it.
+ * two-core machine (docs/BENCHMARKS.md, session 17). SPI Fly learns of bundles only through its
+ * bundle tracker, so a bundle it cannot find or hear of is neither woven nor registered as a
+ * provider; the framework, SCR and every other bundle still see it.
  *
  * <p>The hooks are the OSGi core's own isolation mechanism ({@link FindHook}, {@link EventHook});
  * they must be registered before the mediator starts.

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.zrm.bench.BenchContext;
 import org.zrm.bench.Result;
@@ -23,6 +24,7 @@ import org.zrm.bench.source.RecvLogical;
 import org.zrm.bench.source.WalSenders;
 import org.zrm.bench.storer.W3Upstream;
 import org.zrm.pgcluster.PgCluster;
+import org.zrm.testing.LoopbackPorts;
 
 /**
  * End-to-end benchmarks of the whole pipeline as deployed: the real runtime (launcher, Felix, the
@@ -796,7 +798,7 @@ public final class E2eWorkload implements Workload {
      */
     private void flushDirtyPages() throws IOException, InterruptedException {
         Process sync = new ProcessBuilder("sync").inheritIO().start();
-        if (!sync.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!sync.waitFor(120, TimeUnit.SECONDS)) {
             sync.destroyForcibly();
             say("  (sync did not finish within 120 s; the rep starts anyway)");
         } else if (sync.exitValue() != 0) {
@@ -1500,7 +1502,6 @@ public final class E2eWorkload implements Workload {
         }
     }
 
-    /** Two consecutive free ports: ZERO_PORT and the change-streamer port ZERO_PORT + 1. */
     /**
      * {@code ZERO_PORT} and the two ports ZRM derives from it, below the kernel's ephemeral range:
      * a port found free with {@code new ServerSocket(0)} is one any outgoing connection (the COPY
@@ -1508,7 +1509,7 @@ public final class E2eWorkload implements Workload {
      * runtime's HTTP port that way (session 17).
      */
     private static int freeZeroPorts() throws IOException {
-        return org.zrm.testing.LoopbackPorts.freeRun(3);
+        return LoopbackPorts.freeRun(3);
     }
 
     /** Who is measured, in progress lines and the JSON file. */

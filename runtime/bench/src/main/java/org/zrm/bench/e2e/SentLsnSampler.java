@@ -19,9 +19,9 @@ import java.util.concurrent.TimeUnit;
  * server's share: a sample is timed when its query returns, and on saturated cores that query
  * waits for a core too. In an instrumented run (docs/BENCHMARKS.md, session 18) the runtime
  * received every live commit at most 118 ms after its commit timestamp (p99 36 ms, the commit's own
- * flush included), while this sampler put the server's p99 at 103–130 ms in four of ten slices. Bounded: at most {@code capacity}
- * samples are kept, later ones are dropped (the run then reports the split only for what was
- * sampled). Samples whose position did not move are not kept.
+ * flush included), while this sampler put the server's p99 at 103–130 ms in four of ten slices.
+ * Bounded: at most {@code capacity} samples are kept, later ones are dropped (the run then reports
+ * the split only for what was sampled). Samples whose position did not move are not kept.
  */
 final class SentLsnSampler implements AutoCloseable {
 

@@ -57,8 +57,8 @@ final class FrameOutput {
      * @param id the frame id, not negative
      */
     void idPrefix(long id) {
-        int digits = digits(id);
-        int n = ID_OPEN.length + digits + ID_CLOSE.length;
+        int n = idPrefixLength(id);
+        int digits = n - ID_OPEN.length - ID_CLOSE.length;
         ByteBuffer b = room(n);
         int p = b.position();
         b.put(p, ID_OPEN);

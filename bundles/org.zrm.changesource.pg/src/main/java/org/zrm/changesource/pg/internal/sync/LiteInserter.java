@@ -12,8 +12,8 @@ import org.zrm.replica.LiteNames;
 
 /**
  * Inserts copied rows into the SQLite replica with multi-row {@code INSERT}s of
- * {@code batchSize} rows (the remainder in one smaller one). {@code _0_version} is not written: it takes the
- * column default, the replica version. Used by one thread only.
+ * {@code batchSize} rows (the remainder in one smaller one). {@code _0_version} is not written:
+ * it takes the column default, the replica version. Used by one thread only.
  */
 final class LiteInserter implements AutoCloseable {
 
@@ -34,7 +34,8 @@ final class LiteInserter implements AutoCloseable {
         // By row count, prepared when first needed. A batch ends where its byte bound fell, so
         // its remainder is one INSERT of exactly that many rows: inserted row by row, the
         // remainders of 1 MiB batches of wide rows were a good part of all statements.
-        PreparedStatement[] bySize = statements.computeIfAbsent(batch.liteTable(), t -> new PreparedStatement[batchSize + 1]);
+        PreparedStatement[] bySize = statements.computeIfAbsent(batch.liteTable(),
+                t -> new PreparedStatement[batchSize + 1]);
         for (int i = 0; i < rows.size(); ) {
             int n = Math.min(batchSize, rows.size() - i);
             PreparedStatement ps = bySize[n];
