@@ -31,6 +31,21 @@ public interface SubscriptionMessage {
     }
 
     /**
+     * The {@link #utf8()} bytes without a view of their own: for a message the streamer hands to
+     * many subscribers, the one buffer they all share. A fan-out transport copies each message
+     * once per subscriber, and a new view per copy was one more object per message and
+     * subscriber.
+     *
+     * @return a read-only buffer positioned at the first byte, which the caller reads with absolute
+     *     gets only: it must not move the buffer's position, limit or mark, since other callers may
+     *     be reading the same buffer
+     * @since 2.3
+     */
+    default ByteBuffer sharedUtf8() {
+        return utf8();
+    }
+
+    /**
      * Reports that the subscriber has consumed this message (its frame was acknowledged, or an
      * in-process consumer applied it). Acknowledging a {@code commit} also advances the
      * subscriber's acknowledged watermark, which gates purging. Messages must be acknowledged in

@@ -18,7 +18,10 @@
  * {@code isFinished}, so that a transport can serve many subscriptions from a few sender threads
  * instead of parking one thread per subscription in {@code take()}. A provider type: providers
  * implement them.
+ *
+ * <p>2.3: {@link org.zrm.changestreamer.SubscriptionMessage#sharedUtf8()}, the shared bytes
+ * without a view per call, read with absolute gets.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.2.0")
+@org.osgi.annotation.versioning.Version("2.3.0")
 package org.zrm.changestreamer;

@@ -1,7 +1,6 @@
 package org.zrm.changestreamer.internal;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -28,14 +27,25 @@ final class Outbox implements Subscription {
     /** Why a message's push settled: the client consumed it, or the subscription ended first. */
     enum Result { CONSUMED, UNCONSUMED }
 
+    private static final int INITIAL_CAPACITY = 16;
+
     private final String id;
     private final long maxBufferedBytes;
     private final Runnable onClose;
     private final Consumer<Throwable> onFailure;
 
     // All guarded by "this".
-    private final ArrayDeque<Message> untaken = new ArrayDeque<>();
-    private final ArrayDeque<Message> unconsumed = new ArrayDeque<>();
+    /**
+     * The unconsumed messages, oldest first, in a ring: {@code size} of them from {@code head},
+     * of which the first {@code taken} were taken by the transport and the rest wait for it. One
+     * ring, not a queue of untaken and another of unconsumed messages: a fan-out appends each
+     * message to every subscriber, and the second queue was one more store per message and
+     * subscriber. It grows by doubling and never shrinks; the byte bound limits what it holds.
+     */
+    private Message[] ring = new Message[INITIAL_CAPACITY];
+    private int head;
+    private int size;
+    private int taken;
     private long bufferedBytes;
     private long nextSeq;
     private boolean ended;        // no more appends; take() returns null once untaken is empty
@@ -87,15 +97,14 @@ final class Outbox implements Subscription {
             if (ended || closed) {
                 return null;
             }
-            long size = json.length();
-            if (bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes) {
+            long chars = json.length();
+            if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
                 return null;
             }
             m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
-            bufferedBytes += size;
-            untaken.addLast(m);
-            unconsumed.addLast(m);
-            if (untaken.size() != 1) {
+            bufferedBytes += chars;
+            push(m);
+            if (size - taken != 1) {
                 // A sender waits, or is told to look, only on an empty queue; later appends find
                 // it pulling, and it asks isReady() before it stops.
                 return m;
@@ -154,7 +163,7 @@ final class Outbox implements Subscription {
                 return;
             }
             ended = true;
-            queued = !untaken.isEmpty();
+            queued = taken < size;
             if (queued) {
                 failAfterTaken = cause;
             }
@@ -172,14 +181,14 @@ final class Outbox implements Subscription {
     public SubscriptionMessage take() throws InterruptedException {
         Throwable cause;
         synchronized (this) {
-            while (untaken.isEmpty() && !ended && !closed) {
+            while (taken == size && !ended && !closed) {
                 wait();
             }
             if (closed) {
                 return null;
             }
-            if (!untaken.isEmpty()) {
-                return untaken.pollFirst();
+            if (taken < size) {
+                return nextUntaken();
             }
             cause = failAfterTaken;
         }
@@ -191,12 +200,12 @@ final class Outbox implements Subscription {
 
     @Override
     public synchronized SubscriptionMessage poll() {
-        return closed ? null : untaken.pollFirst();
+        return closed || taken == size ? null : nextUntaken();
     }
 
     @Override
     public synchronized boolean isReady() {
-        return closed || ended || !untaken.isEmpty();
+        return closed || ended || taken < size;
     }
 
     @Override
@@ -206,7 +215,7 @@ final class Outbox implements Subscription {
             if (closed) {
                 return true;
             }
-            if (!ended || !untaken.isEmpty()) {
+            if (!ended || taken < size) {
                 return false;
             }
             cause = failAfterTaken;
@@ -247,9 +256,15 @@ final class Outbox implements Subscription {
             closed = true;
             ended = true;
             failure = cause;
-            pending = unconsumed.toArray(Message[]::new);
-            unconsumed.clear();
-            untaken.clear();
+            pending = new Message[size];
+            for (int i = 0; i < size; i++) {
+                int at = (head + i) & (ring.length - 1);
+                pending[i] = ring[at];
+                ring[at] = null;
+            }
+            head = 0;
+            size = 0;
+            taken = 0;
             bufferedBytes = 0;
             notifyAll();
         }
@@ -269,7 +284,7 @@ final class Outbox implements Subscription {
             if (m.seq != nextUnconsumedSeq()) {
                 settled = null;
             } else {
-                unconsumed.pollFirst();
+                removeOldest();
                 bufferedBytes -= m.json.length();
                 consumedMessages++;
                 settled = new Message[] {m};
@@ -287,8 +302,34 @@ final class Outbox implements Subscription {
     }
 
     private long nextUnconsumedSeq() {
-        Message head = unconsumed.peekFirst();
-        return head == null ? nextSeq : head.seq;
+        return size == 0 ? nextSeq : ring[head].seq;
+    }
+
+    private void push(Message m) {
+        if (size == ring.length) {
+            Message[] grown = new Message[ring.length << 1];
+            for (int i = 0; i < size; i++) {
+                grown[i] = ring[(head + i) & (ring.length - 1)];
+            }
+            ring = grown;
+            head = 0;
+        }
+        ring[(head + size) & (ring.length - 1)] = m;
+        size++;
+    }
+
+    /** @return the oldest message not yet taken; there must be one */
+    private Message nextUntaken() {
+        return ring[(head + taken++) & (ring.length - 1)];
+    }
+
+    private void removeOldest() {
+        ring[head] = null;
+        head = (head + 1) & (ring.length - 1);
+        size--;
+        // A message is consumed after it was taken; one consumed before (which no transport does)
+        // is not handed out any more.
+        taken = Math.max(0, taken - 1);
     }
 
     private synchronized long nextUnconsumedSeqSafe() {
@@ -302,7 +343,7 @@ final class Outbox implements Subscription {
 
     /** @return messages appended but not consumed */
     synchronized int pendingMessages() {
-        return unconsumed.size();
+        return size;
     }
 
     /** @return messages consumed so far */
@@ -374,6 +415,11 @@ final class Outbox implements Subscription {
         @Override
         public ByteBuffer utf8() {
             return shared != null ? shared.utf8() : SubscriptionMessage.super.utf8();
+        }
+
+        @Override
+        public ByteBuffer sharedUtf8() {
+            return shared != null ? shared.sharedUtf8() : SubscriptionMessage.super.sharedUtf8();
         }
 
         @Override

@@ -3,6 +3,7 @@ package org.zrm.changestreamer.internal;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.zrm.changestreamer.ReplicatorMode;
 import org.zrm.protocol.json.ProtocolCodec;
@@ -52,6 +53,8 @@ final class Subscriber {
     private boolean rejected;
 
     private volatile String acked;
+    /** {@link #onAcked}, made once rather than per commit sent. */
+    private final Consumer<String> ackedCommit = this::onAcked;
     private volatile long lastConsumedAtMillis;
 
     Subscriber(int protocolVersion, String id, ReplicatorMode mode, String replicaVersion, String watermark,
@@ -292,7 +295,7 @@ final class Subscriber {
         if (commit) {
             watermark = change.watermark();
         }
-        Outbox.Message m = outbox.append(change, commit ? change.watermark() : null, commit ? this::onAcked : null);
+        Outbox.Message m = outbox.append(change, commit ? change.watermark() : null, commit ? ackedCommit : null);
         if (m == null) {
             return outbox.isClosed() ? null : overflow(outbox.bufferedBytes() + change.json().length());
         }

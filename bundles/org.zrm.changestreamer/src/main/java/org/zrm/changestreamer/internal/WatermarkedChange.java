@@ -53,12 +53,20 @@ final class WatermarkedChange {
      *     of bytes shared by every caller
      */
     ByteBuffer utf8() {
+        return sharedUtf8().duplicate();
+    }
+
+    /**
+     * @return {@link #json()} as UTF-8: the one read-only buffer every caller shares, which they
+     *     read with absolute gets only ({@link org.zrm.changestreamer.SubscriptionMessage#sharedUtf8()})
+     */
+    ByteBuffer sharedUtf8() {
         ByteBuffer shared = utf8;
         if (shared == null) {
             shared = ByteBuffer.wrap(json.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
             utf8 = shared;
         }
-        return shared.duplicate();
+        return shared;
     }
 
     boolean isCommit() {

@@ -1,8 +1,6 @@
 package org.zrm.changestreamer.http.internal;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
+import org.zrm.changestreamer.SubscriptionMessage;
 
 /**
  * The frames of one connection that were sent and not yet acknowledged, in id order.
@@ -11,49 +9,128 @@ import java.util.List;
  * "Unexpected ack" (an unhandled rejection in pipelined mode, spec H4). This port accepts the
  * upstream sequence and, because consuming a frame implies consuming every earlier one, also an
  * ack that skips ahead to any sent frame (it acknowledges all frames up to it). An ack for a frame
- * that was already acknowledged or never sent is a protocol error: {@link #ack(long)} throws and
- * the connection is closed.
+ * that was already acknowledged or never sent is a protocol error: {@link #ack} throws and the
+ * connection is closed.
+ *
+ * <p>Frame ids are consecutive from 1, so a frame is stored as its message and its size in two
+ * parallel rings, indexed from the oldest unacknowledged id: a fan-out records and settles one
+ * frame per message and subscriber, and an object per frame (with a list per ack) was a good part
+ * of what the send path allocated. The rings grow by doubling and never shrink; they hold at most
+ * the frames of one send window ({@code send.maxUnackedChars}), since a frame is recorded only
+ * once the window admitted it.
  */
 final class AckTracker {
 
-    /** A sent frame: its id, what to call when acknowledged, and its size for the send window. */
-    record Sent(long id, Runnable onConsumed, long chars) {}
+    /** Receives each frame an ack settles, oldest first. */
+    @FunctionalInterface
+    interface Settled {
+        /**
+         * @param message what the frame carried, or {@code null} for a frame nobody waits on
+         * @param chars the frame's size as the send window counted it
+         */
+        void settled(SubscriptionMessage message, long chars);
+    }
 
-    private final ArrayDeque<Sent> pending = new ArrayDeque<>();
+    private static final int INITIAL_CAPACITY = 64;
+
+    // All guarded by this.
+    private SubscriptionMessage[] messages = new SubscriptionMessage[INITIAL_CAPACITY];
+    private long[] chars = new long[INITIAL_CAPACITY];
+    /** Ring index of the oldest unacknowledged frame, whose id is {@code lastAcked + 1}. */
+    private int head;
+    private int size;
     private long lastAcked;
 
-    /** Records a frame before it is handed to Jetty, so that its ack can never arrive first. */
-    synchronized void sent(Sent frame) {
-        pending.addLast(frame);
+    /**
+     * Records a frame before it is handed to the wire, so that its ack can never arrive first.
+     *
+     * @param id the frame's id: the one after the previous frame's
+     * @param message what the frame carries, or {@code null}
+     * @param frameChars the frame's size as the send window counts it
+     */
+    synchronized void sent(long id, SubscriptionMessage message, long frameChars) {
+        if (id != lastAcked + size + 1) {
+            throw new IllegalStateException("frame " + id + " sent after frame " + (lastAcked + size));
+        }
+        if (size == messages.length) {
+            grow();
+        }
+        int at = (head + size) & (messages.length - 1);
+        messages[at] = message;
+        chars[at] = frameChars;
+        size++;
     }
 
     /**
-     * Removes the frames acknowledged by {@code id}.
+     * Removes the frames acknowledged by {@code id} and hands each to {@code each}, oldest first,
+     * outside this lock.
      *
-     * @return the acknowledged frames, oldest first; the caller calls their {@code onConsumed}
+     * @return the characters of the acknowledged frames
      * @throws UnexpectedAckException if {@code id} is not a sent, unacknowledged frame
      */
-    synchronized List<Sent> ack(long id) throws UnexpectedAckException {
-        Sent first = pending.peekFirst();
-        if (first == null || id < first.id() || id > pending.peekLast().id()) {
-            long expected = first == null ? lastAcked + 1 : first.id();
-            throw new UnexpectedAckException("Unexpected ack for " + expected + ": " + id);
-        }
-        if (first.id() == id) {
-            // The usual case, one ack per frame: no list to grow (this runs once per frame sent).
+    long ack(long id, Settled each) throws UnexpectedAckException {
+        SubscriptionMessage single;
+        long singleChars;
+        SubscriptionMessage[] batch;
+        long[] batchChars;
+        synchronized (this) {
+            long first = lastAcked + 1;
+            if (size == 0 || id < first || id > lastAcked + size) {
+                throw new UnexpectedAckException("Unexpected ack for " + first + ": " + id);
+            }
+            int n = (int) (id - lastAcked);
+            if (n == 1) {
+                // The usual case, one ack per frame: nothing to copy (this runs once per frame sent).
+                single = messages[head];
+                singleChars = chars[head];
+                batch = null;
+                batchChars = null;
+            } else {
+                single = null;
+                singleChars = 0;
+                batch = new SubscriptionMessage[n];
+                batchChars = new long[n];
+                for (int i = 0; i < n; i++) {
+                    int at = (head + i) & (messages.length - 1);
+                    batch[i] = messages[at];
+                    batchChars[i] = chars[at];
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                messages[(head + i) & (messages.length - 1)] = null; // let the message go
+            }
+            head = (head + n) & (messages.length - 1);
+            size -= n;
             lastAcked = id;
-            return List.of(pending.removeFirst());
         }
-        List<Sent> acked = new ArrayList<>();
-        while (!pending.isEmpty() && pending.peekFirst().id() <= id) {
-            acked.add(pending.removeFirst());
+        if (batch == null) {
+            each.settled(single, singleChars);
+            return singleChars;
         }
-        lastAcked = id;
-        return acked;
+        long total = 0;
+        for (int i = 0; i < batch.length; i++) {
+            each.settled(batch[i], batchChars[i]);
+            total += batchChars[i];
+        }
+        return total;
     }
 
     synchronized int pendingCount() {
-        return pending.size();
+        return size;
+    }
+
+    private void grow() {
+        int capacity = messages.length << 1;
+        SubscriptionMessage[] m = new SubscriptionMessage[capacity];
+        long[] c = new long[capacity];
+        for (int i = 0; i < size; i++) {
+            int at = (head + i) & (messages.length - 1);
+            m[i] = messages[at];
+            c[i] = chars[at];
+        }
+        messages = m;
+        chars = c;
+        head = 0;
     }
 
     /** An acknowledgement that matches no outstanding frame. */

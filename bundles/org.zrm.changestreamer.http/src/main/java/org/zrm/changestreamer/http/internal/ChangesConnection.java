@@ -49,6 +49,8 @@ final class ChangesConnection extends WsConnection {
     private final SubscriberContext context;
     private final String description;
     private final AtomicBoolean scheduled = new AtomicBoolean();
+    /** {@link #schedule}, made once rather than per frame offered. */
+    private final Runnable reschedule = this::schedule;
     private volatile Subscription subscription;
     /** A message a full window refused, offered first by the next drain; drains only. */
     private volatile SubscriptionMessage held;
@@ -76,7 +78,7 @@ final class ChangesConnection extends WsConnection {
         }
         LOG.info("{}: subscribed (replicaVersion={}, initial={})", description, context.replicaVersion(),
                 context.initial());
-        sub.onReady(this::schedule);
+        sub.onReady(reschedule);
     }
 
     /**
@@ -114,7 +116,7 @@ final class ChangesConnection extends WsConnection {
 
     private boolean hasWork() {
         SubscriptionMessage parked = held;
-        return parked != null ? windowsOpenFor(parked.json(), this::schedule) : subscription.isReady();
+        return parked != null ? windowsOpenFor(parked.json(), reschedule) : subscription.isReady();
     }
 
     /**
@@ -134,8 +136,7 @@ final class ChangesConnection extends WsConnection {
             // Everything already queued goes out as one burst (up to the budget): flush only
             // after its last frame.
             boolean last = budget <= 0 || !sub.isReady();
-            SendOutcome outcome = trySendFrame(message.json(), message.utf8(), message::consumed, last,
-                    this::schedule);
+            SendOutcome outcome = trySendFrame(message, last, reschedule);
             if (outcome == SendOutcome.WINDOW_FULL) {
                 held = message;
                 return;

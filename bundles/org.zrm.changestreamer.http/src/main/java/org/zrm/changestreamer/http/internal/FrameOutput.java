@@ -24,6 +24,16 @@ final class FrameOutput {
     /** Large enough for hundreds of small frames, small enough that pooled chunks are cheap to keep. */
     static final int CHUNK_BYTES = 64 << 10;
 
+    /** 10^0 .. 10^18, for {@link #digits}. */
+    private static final long[] POWERS_OF_TEN = new long[19];
+
+    static {
+        POWERS_OF_TEN[0] = 1;
+        for (int i = 1; i < POWERS_OF_TEN.length; i++) {
+            POWERS_OF_TEN[i] = POWERS_OF_TEN[i - 1] * 10;
+        }
+    }
+
     private static final byte[] ID_OPEN = "{\"id\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ID_CLOSE = ",\"msg\":".getBytes(StandardCharsets.US_ASCII);
 
@@ -79,15 +89,19 @@ final class FrameOutput {
         return ID_OPEN.length + digits(id) + ID_CLOSE.length;
     }
 
+    /**
+     * Decimal digits of {@code id}, without a loop: the bit length gives {@code floor(log10)} to
+     * within one (1233 / 4096 is just above log10(2)), and one comparison settles it. The send path
+     * asks this three times per frame and subscriber (window, payload length, prefix).
+     */
     private static int digits(long id) {
         if (id < 0) {
             throw new IllegalArgumentException("negative frame id " + id);
         }
-        int d = 1;
-        for (long v = id; v >= 10; v /= 10) {
-            d++;
-        }
-        return d;
+        // id | 1 has as many digits as id (no power of ten above 1 is odd) and makes 0 count as 1.
+        long v = id | 1;
+        int guess = (Long.SIZE - Long.numberOfLeadingZeros(v)) * 1233 >>> 12;
+        return guess + (v < POWERS_OF_TEN[guess] ? 0 : 1);
     }
 
     void put(byte value) {

@@ -72,7 +72,7 @@ final class SnapshotConnection extends WsConnection implements SnapshotReservati
         String json = resources.codec().encode(status);
         try {
             // The first frame of an empty window never waits, so this does not block the caller.
-            return sendFrame(json, () -> { });
+            return sendFrame(json);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;

@@ -3,7 +3,6 @@ package org.zrm.changestreamer.http.internal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -12,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changestreamer.ChangeStreamer;
+import org.zrm.changestreamer.SubscriptionMessage;
 import org.zrm.protocol.json.ProtocolCodec;
 import org.zrm.protocol.json.ProtocolException;
 import org.zrm.protocol.subscriber.Frame;
@@ -55,6 +55,8 @@ abstract class WsConnection implements WebSocketWire.Peer {
     protected final ConnectionResources resources;
     private final ChangeStreamer streamer;
     private final AckTracker acks = new AckTracker();
+    /** {@link #settled}, made once: an ack settles a frame per message and subscriber. */
+    private final AckTracker.Settled settle = this::settled;
     private final SendWindow unacked;
     private final SendWindow queued;
     private final AtomicBoolean ended = new AtomicBoolean();
@@ -199,17 +201,21 @@ abstract class WsConnection implements WebSocketWire.Peer {
                 return;
             }
         }
-        List<AckTracker.Sent> consumed;
+        long released;
         try {
-            consumed = acks.ack(id);
+            released = acks.ack(id, settle);
         } catch (AckTracker.UnexpectedAckException e) {
             protocolError(e.getMessage());
             return;
         }
-        unreportedAcks += consumed.size();
-        for (AckTracker.Sent frame : consumed) {
-            unacked.release(frame.chars());
-            frame.onConsumed().run();
+        unacked.release(released);
+    }
+
+    /** One acknowledged frame, on the reading thread: counts it and reports its message consumed. */
+    private void settled(SubscriptionMessage message, long chars) {
+        unreportedAcks++;
+        if (message != null) {
+            message.consumed();
         }
     }
 
@@ -290,17 +296,15 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * is full: for a connection with a thread of its own ({@code /snapshot}, one status message).
      * Called by one thread at a time.
      *
-     * @param msg the serialised message, inserted verbatim
-     * @param onConsumed called once when the client acknowledges the frame (never if the
-     *     connection ends first)
+     * @param msg the serialised message, inserted verbatim; nothing waits for its ack
      * @return {@code false} if the connection ended, so the message was not sent
      */
-    final boolean sendFrame(String msg, Runnable onConsumed) throws InterruptedException {
+    final boolean sendFrame(String msg) throws InterruptedException {
         long chars = frameChars(lastFrameId + 1, msg);
         if (!unacked.acquire(chars) || !queued.acquire(chars)) {
             return false;
         }
-        emit(msg, null, chars, onConsumed, true);
+        emit(null, msg, null, chars, true);
         reportSent();
         return true;
     }
@@ -326,21 +330,19 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * system call (and one wake-up of the client) per message; the caller passes {@code true} for
      * the last frame of a burst.
      *
-     * <p>The frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: when
-     * {@code msgUtf8} is given (the encoding the streamer shares among all subscribers of a
-     * message), only the short id prefix is encoded here and the message bytes are copied, not
+     * <p>The frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: only the short id
+     * prefix is encoded here, and the message's bytes are copied from the encoding the streamer
+     * shares among all subscribers of a message ({@link SubscriptionMessage#sharedUtf8()}), not
      * re-encoded. The send windows count characters of the frame text, so the bounds mean the same
      * whichever way the frame was built.
      *
-     * @param msg the serialised message, inserted verbatim
-     * @param msgUtf8 {@code msg} as UTF-8, or {@code null} to encode it here; not modified
-     * @param onConsumed called once when the client acknowledges the frame (never if the
-     *     connection ends first)
+     * @param message the message; reported {@linkplain SubscriptionMessage#consumed() consumed}
+     *     once the client acknowledges the frame (never if the connection ends first)
      * @param flush whether to write this frame and those held before it now
      * @param onWindow must not block (it schedules the sender again)
      */
-    final SendOutcome trySendFrame(String msg, ByteBuffer msgUtf8, Runnable onConsumed, boolean flush,
-            Runnable onWindow) {
+    final SendOutcome trySendFrame(SubscriptionMessage message, boolean flush, Runnable onWindow) {
+        String msg = message.json();
         long chars = frameChars(lastFrameId + 1, msg);
         boolean admitted = unacked.tryAcquire(chars, onWindow);
         if (admitted && !queued.tryAcquire(chars, onWindow)) {
@@ -351,7 +353,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
             flushHeldFrames();
             return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
         }
-        emit(msg, msgUtf8, chars, onConsumed, flush);
+        emit(message, msg, message.sharedUtf8(), chars, flush);
         return SendOutcome.SENT;
     }
 
@@ -373,10 +375,15 @@ abstract class WsConnection implements WebSocketWire.Peer {
         return FrameOutput.idPrefixLength(id) + msg.length() + 1L;
     }
 
-    /** Hands one admitted frame to the wire; its characters are counted in both windows already. */
-    private void emit(String msg, ByteBuffer msgUtf8, long chars, Runnable onConsumed, boolean flush) {
-        AckTracker.Sent sent = new AckTracker.Sent(++lastFrameId, onConsumed, chars);
-        acks.sent(sent);
+    /**
+     * Hands one admitted frame to the wire; its characters are counted in both windows already.
+     *
+     * @param message what the ack settles, or {@code null}
+     * @param msgUtf8 {@code msg} as UTF-8, read with absolute gets only; or {@code null} to encode
+     *     it here
+     */
+    private void emit(SubscriptionMessage message, String msg, ByteBuffer msgUtf8, long chars, boolean flush) {
+        acks.sent(++lastFrameId, message, chars);
         unreportedFrames++;
         unreportedChars += chars;
         ByteBuffer body = msgUtf8 != null ? msgUtf8 : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The pieces that bound and validate a connection's traffic ({@link SendWindow} has {@code SendWindowTest}). */
@@ -17,26 +16,6 @@ class BoundsTest {
         assertEquals(3, Settings.DEFAULTS.withSenderThreads(3).senderThreads());
         assertEquals("send.threads must be between 0 (one per processor) and 256, got 257",
                 assertThrows(IllegalArgumentException.class, () -> Settings.DEFAULTS.withSenderThreads(257)).getMessage());
-    }
-
-    @Test
-    void acksAreCumulativeAndUnexpectedOnesAreRejected() throws Exception {
-        AckTracker acks = new AckTracker();
-        AckTracker.UnexpectedAckException none = assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(1));
-        assertEquals("Unexpected ack for 1: 1", none.getMessage());
-        for (long id = 1; id <= 4; id++) {
-            acks.sent(new AckTracker.Sent(id, () -> { }, 10));
-        }
-        assertEquals(List.of(1L), acks.ack(1).stream().map(AckTracker.Sent::id).toList());
-        assertEquals(List.of(2L, 3L), acks.ack(3).stream().map(AckTracker.Sent::id).toList());
-        assertEquals("Unexpected ack for 4: 2",
-                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(2)).getMessage());
-        assertEquals("Unexpected ack for 4: 5",
-                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(5)).getMessage());
-        assertEquals(1, acks.pendingCount());
-        acks.ack(4);
-        assertEquals("Unexpected ack for 5: 4",
-                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(4)).getMessage());
     }
 
     @Test

@@ -155,6 +155,17 @@ class FrameOutputTest {
         FrameOutput.release(chunks);
     }
 
+    /** Around every power of ten a long holds, where the digit count changes. */
+    @Test
+    void anIdPrefixsLengthIsRightOnEitherSideOfEveryPowerOfTen() {
+        long power = 1;
+        for (int k = 0; k <= 18; k++, power *= 10) {
+            for (long id = Math.max(0, power - 2); id <= power + 1; id++) {
+                assertEquals(prefix(id).length(), FrameOutput.idPrefixLength(id), "id " + id);
+            }
+        }
+    }
+
     @Test
     void aNegativeIdIsRefused() {
         FrameOutput out = new FrameOutput(new ArrayByteBufferPool());

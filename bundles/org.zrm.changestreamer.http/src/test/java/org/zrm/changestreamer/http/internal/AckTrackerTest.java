@@ -1,0 +1,106 @@
+package org.zrm.changestreamer.http.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.zrm.changestreamer.SubscriptionMessage;
+
+class AckTrackerTest {
+
+    /** A message that only has a name; the tracker never asks it anything. */
+    private record Named(String json) implements SubscriptionMessage {
+        @Override
+        public void consumed() {
+            throw new AssertionError("the tracker hands messages back, it does not consume them");
+        }
+    }
+
+    private final AckTracker acks = new AckTracker();
+    private final List<String> settled = new ArrayList<>();
+    private final AckTracker.Settled record = (m, chars) -> settled.add((m == null ? "-" : m.json()) + ":" + chars);
+
+    @Test
+    void acksAreCumulativeAndUnexpectedOnesAreRejected() throws Exception {
+        assertEquals("Unexpected ack for 1: 1",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(1, record)).getMessage());
+        for (long id = 1; id <= 4; id++) {
+            acks.sent(id, new Named("m" + id), 10 * id);
+        }
+        assertEquals(10, acks.ack(1, record));
+        assertEquals(List.of("m1:10"), settled);
+        assertEquals(50, acks.ack(3, record));
+        assertEquals(List.of("m1:10", "m2:20", "m3:30"), settled);
+        assertEquals("Unexpected ack for 4: 2",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(2, record)).getMessage());
+        assertEquals("Unexpected ack for 4: 5",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(5, record)).getMessage());
+        assertEquals(1, acks.pendingCount());
+        acks.ack(4, record);
+        assertEquals("Unexpected ack for 5: 4",
+                assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(4, record)).getMessage());
+        assertEquals(0, acks.pendingCount());
+    }
+
+    @Test
+    void aFrameWithoutAMessageIsSettledToo() throws Exception {
+        acks.sent(1, null, 7);
+        assertEquals(7, acks.ack(1, record));
+        assertEquals(List.of("-:7"), settled);
+    }
+
+    @Test
+    void framesMustBeRecordedInIdOrder() {
+        acks.sent(1, null, 1);
+        assertEquals("frame 3 sent after frame 1",
+                assertThrows(IllegalStateException.class, () -> acks.sent(3, null, 1)).getMessage());
+        assertEquals(1, acks.pendingCount());
+    }
+
+    /**
+     * Far more frames than the rings start with, sent and acknowledged in uneven steps, so that the
+     * rings grow while their oldest frame sits anywhere in them: every frame is settled once, in
+     * order, with its own size.
+     */
+    @Test
+    void theRingsGrowAndWrapWithoutLosingOrder() throws Exception {
+        long nextId = 1;
+        long acked = 0;
+        List<String> expected = new ArrayList<>();
+        for (int round = 0; round < 40; round++) {
+            int send = 1 + (round * 37) % 200;
+            for (int i = 0; i < send; i++, nextId++) {
+                acks.sent(nextId, new Named("m" + nextId), nextId);
+            }
+            long upTo = round % 3 == 2 ? nextId - 1 : acked + (nextId - 1 - acked) / 2;
+            if (upTo <= acked) {
+                continue;
+            }
+            long sum = 0;
+            for (long id = acked + 1; id <= upTo; id++) {
+                expected.add("m" + id + ":" + id);
+                sum += id;
+            }
+            assertEquals(sum, acks.ack(upTo, record));
+            acked = upTo;
+            assertEquals(nextId - 1 - acked, acks.pendingCount());
+        }
+        assertEquals(expected, settled);
+    }
+
+    @Test
+    void settledMessagesAreNotHeldOn() throws Exception {
+        acks.sent(1, new Named("m1"), 1);
+        acks.sent(2, new Named("m2"), 1);
+        acks.ack(2, record);
+        Field f = AckTracker.class.getDeclaredField("messages");
+        f.setAccessible(true);
+        for (Object slot : (Object[]) f.get(acks)) {
+            assertNull(slot);
+        }
+    }
+}
