@@ -315,4 +315,45 @@ class SubscriberForwarderBroadcastTest {
         assertEquals(List.of(reset), direct, "with nothing queued it fails at once");
         assertNull(empty.take());
     }
+
+    /**
+     * Appends, takes and consumes in uneven steps, far past the outbox's initial ring, so that it
+     * grows while its oldest message sits anywhere in it: messages are taken in append order, each
+     * once, and the byte count follows; closing releases the rest, oldest first, as unconsumed.
+     */
+    @Test
+    void theOutboxRingGrowsAndWrapsWithoutLosingOrder() throws Exception {
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, t -> { });
+        List<Outbox.Message> appended = new ArrayList<>();
+        List<SubscriptionMessage> takenButNotConsumed = new ArrayList<>();
+        int nextTake = 0;
+        for (int round = 0; round < 30; round++) {
+            for (int i = 0; i < 1 + (round * 29) % 70; i++) {
+                appended.add(o.append("m" + appended.size(), null, null));
+            }
+            for (int i = 0; i < (round * 17) % 60 && nextTake < appended.size(); i++, nextTake++) {
+                SubscriptionMessage t = o.poll();
+                assertEquals("m" + nextTake, t.json());
+                takenButNotConsumed.add(t);
+            }
+            int consume = takenButNotConsumed.size() / 2;
+            for (int i = 0; i < consume; i++) {
+                takenButNotConsumed.remove(0).consumed();
+            }
+            assertEquals(appended.size() - (nextTake - takenButNotConsumed.size()), o.pendingMessages());
+        }
+        long unconsumedChars = 0;
+        for (int i = nextTake - takenButNotConsumed.size(); i < appended.size(); i++) {
+            unconsumedChars += ("m" + i).length();
+        }
+        assertEquals(unconsumedChars, o.bufferedBytes());
+        o.close();
+        for (int i = 0; i < appended.size(); i++) {
+            Outbox.Result expected = i < nextTake - takenButNotConsumed.size() ? Outbox.Result.CONSUMED
+                    : Outbox.Result.UNCONSUMED;
+            assertEquals(expected, appended.get(i).result().getNow(null), "message " + i);
+        }
+        assertNull(o.poll());
+        assertEquals(0, o.pendingMessages());
+    }
 }
