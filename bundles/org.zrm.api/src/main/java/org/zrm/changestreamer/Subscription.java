@@ -52,6 +52,25 @@ public interface Subscription extends AutoCloseable {
     }
 
     /**
+     * {@link #poll()} of up to {@code into.length} messages at once, in order: a transport that
+     * sends many small messages pulls them in batches instead of one call (and, in the streamer,
+     * one lock shared with the thread appending) per message.
+     *
+     * @param into where to put the messages, from index 0; the rest of the array is not touched
+     * @return how many messages were put, 0 if none is ready now (also once the subscription has
+     *     ended)
+     * @since 2.3
+     */
+    default int poll(SubscriptionMessage[] into) {
+        int n = 0;
+        SubscriptionMessage m;
+        while (n < into.length && (m = poll()) != null) {
+            into[n++] = m;
+        }
+        return n;
+    }
+
+    /**
      * Whether {@link #poll()} would return a message now, or the subscription is
      * {@linkplain #isFinished() finished}. A non-blocking transport asks after it stopped pulling,
      * so that a message appended meanwhile (whose {@link #onReady} call it may have missed while

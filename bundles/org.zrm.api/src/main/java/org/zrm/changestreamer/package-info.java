@@ -20,7 +20,8 @@
  * implement them.
  *
  * <p>2.3: {@link org.zrm.changestreamer.SubscriptionMessage#sharedUtf8()}, the shared bytes
- * without a view per call, read with absolute gets.
+ * without a view per call, read with absolute gets; {@code Subscription#poll(SubscriptionMessage[])},
+ * a batch of ready messages in one call.
  */
 @org.osgi.annotation.bundle.Export
 @org.osgi.annotation.versioning.Version("2.3.0")

@@ -204,6 +204,18 @@ final class Outbox implements Subscription {
     }
 
     @Override
+    public synchronized int poll(SubscriptionMessage[] into) {
+        if (closed) {
+            return 0;
+        }
+        int n = Math.min(into.length, size - taken);
+        for (int i = 0; i < n; i++) {
+            into[i] = nextUntaken();
+        }
+        return n;
+    }
+
+    @Override
     public synchronized boolean isReady() {
         return closed || ended || taken < size;
     }
@@ -276,21 +288,19 @@ final class Outbox implements Subscription {
     }
 
     private void consumed(Message m) {
-        Message[] settled;
+        boolean inOrder;
         synchronized (this) {
             if (closed || m.seq < nextUnconsumedSeq()) {
                 return; // idempotent; late acks after close are ignored
             }
-            if (m.seq != nextUnconsumedSeq()) {
-                settled = null;
-            } else {
+            inOrder = m.seq == nextUnconsumedSeq();
+            if (inOrder) {
                 removeOldest();
                 bufferedBytes -= m.json.length();
                 consumedMessages++;
-                settled = new Message[] {m};
             }
         }
-        if (settled == null) {
+        if (!inOrder) {
             fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (m.seq + 1)
                     + " before message " + (nextUnconsumedSeqSafe() + 1)));
             return;

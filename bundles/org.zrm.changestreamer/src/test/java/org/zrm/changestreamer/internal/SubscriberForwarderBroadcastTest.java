@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.zrm.changestreamer.ReplicatorMode;
@@ -202,6 +203,44 @@ class SubscriberForwarderBroadcastTest {
         assertEquals(1, s.withFlowControlWindow(1).effectiveFlowControlWindow());
     }
 
+    /** Every subscriber's ack thread settles its part at once: each counts once, none is lost. */
+    @Test
+    void aBroadcastSettledFromManyThreadsAtOnceCountsEverySubscriberOnce() throws Exception {
+        List<Subscriber> subs = new ArrayList<>();
+        for (int i = 0; i < 48; i++) {
+            Subscriber s = sub("s" + i, "01", 6);
+            s.setCaughtUp();
+            drain(s);
+            subs.add(s);
+        }
+        Broadcast b = new Broadcast(subs, c("03", "commit"), System::currentTimeMillis);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (Subscriber s : subs.subList(1, subs.size())) {
+            Thread t = new Thread(() -> {
+                try {
+                    start.await();
+                    drain(s);
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            t.start();
+            threads.add(t);
+        }
+        start.countDown();
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertEquals(List.of(), failures);
+        assertEquals(1, b.pendingCount());
+        assertFalse(b.isDone(), "one subscriber has not consumed it");
+        drain(subs.get(0));
+        assertEquals(0, b.pendingCount());
+        assertTrue(b.isDone());
+    }
+
     @Test
     void checkProgressReleasesAfterMajorityPlusPadding() throws Exception {
         AtomicLong clock = new AtomicLong(1000);
@@ -355,5 +394,31 @@ class SubscriberForwarderBroadcastTest {
         }
         assertNull(o.poll());
         assertEquals(0, o.pendingMessages());
+    }
+
+    /** A batch pull takes what is ready, in order, up to the array's length, and nothing once closed. */
+    @Test
+    void aBatchPollTakesWhatIsReadyInOrder() throws Exception {
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, t -> { });
+        for (int i = 0; i < 5; i++) {
+            o.append("m" + i, null, null);
+        }
+        SubscriptionMessage[] into = new SubscriptionMessage[3];
+        assertEquals(3, o.poll(into));
+        assertEquals(List.of("m0", "m1", "m2"), java.util.Arrays.stream(into).map(SubscriptionMessage::json).toList());
+        assertEquals("m3", o.poll().json(), "a single poll goes on where the batch stopped");
+        SubscriptionMessage[] rest = new SubscriptionMessage[3];
+        assertEquals(1, o.poll(rest));
+        assertEquals("m4", rest[0].json());
+        assertNull(rest[1], "the rest of the array is not touched");
+        assertEquals(0, o.poll(rest));
+        assertFalse(o.isReady());
+        for (SubscriptionMessage m : into) {
+            m.consumed();
+        }
+        assertEquals(2, o.pendingMessages(), "taken in a batch, consumed one by one, in order");
+        o.append("m5", null, null);
+        o.close();
+        assertEquals(0, o.poll(rest), "nothing once closed");
     }
 }

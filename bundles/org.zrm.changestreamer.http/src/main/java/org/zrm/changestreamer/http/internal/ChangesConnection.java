@@ -45,6 +45,8 @@ final class ChangesConnection extends WsConnection {
      * connections on 2 threads a connection waits for about 6 MB of others' writes at most.
      */
     static final long DRAIN_BUDGET_CHARS = 256 << 10;
+    /** Messages pulled from the subscription at once; a few kilobytes of small frames. */
+    static final int BATCH = 64;
 
     private final SubscriberContext context;
     private final String description;
@@ -52,7 +54,19 @@ final class ChangesConnection extends WsConnection {
     /** {@link #schedule}, made once rather than per frame offered. */
     private final Runnable reschedule = this::schedule;
     private volatile Subscription subscription;
-    /** A message a full window refused, offered first by the next drain; drains only. */
+    /**
+     * Messages pulled from the subscription and not yet sent: {@code [batchNext, batchEnd)}. Pulled
+     * a batch at a time, so that the sender takes the subscription's lock (which the streamer's
+     * thread appending to it and the ack reader also take) once per batch rather than twice per
+     * message. Drains only; they run one at a time, and the {@code scheduled} flag orders them.
+     */
+    private final SubscriptionMessage[] batch = new SubscriptionMessage[BATCH];
+    private int batchNext;
+    private int batchEnd;
+    /**
+     * The next message of the batch when a drain returned with some left (a full window, or its
+     * turn spent), else {@code null}: what {@link #hasWork} asks the windows about.
+     */
     private volatile SubscriptionMessage held;
 
     ChangesConnection(ConnectionResources resources, ChangeStreamer streamer, SubscriberContext context) {
@@ -125,17 +139,20 @@ final class ChangesConnection extends WsConnection {
      */
     private void send() {
         Subscription sub = subscription;
-        SubscriptionMessage message = held;
-        held = null;
-        if (message == null) {
-            message = sub.poll();
-        }
         long budget = DRAIN_BUDGET_CHARS;
-        while (message != null) {
+        while (true) {
+            if (batchNext == batchEnd) {
+                batchNext = 0;
+                batchEnd = sub.poll(batch);
+                if (batchEnd == 0) {
+                    break;
+                }
+            }
+            SubscriptionMessage message = batch[batchNext];
             budget -= message.json().length();
             // Everything already queued goes out as one burst (up to the budget): flush only
             // after its last frame.
-            boolean last = budget <= 0 || !sub.isReady();
+            boolean last = budget <= 0 || (batchNext + 1 == batchEnd && !sub.isReady());
             SendOutcome outcome = trySendFrame(message, last, reschedule);
             if (outcome == SendOutcome.WINDOW_FULL) {
                 held = message;
@@ -144,11 +161,14 @@ final class ChangesConnection extends WsConnection {
             if (outcome == SendOutcome.ENDED) {
                 return; // ended() closed the subscription
             }
+            batch[batchNext++] = null;
             if (budget <= 0) {
-                return; // this turn is over; the frames are flushed (last), drain() queues the next
+                // This turn is over; the frames are flushed (last), drain() queues the next.
+                held = batchNext < batchEnd ? batch[batchNext] : null;
+                return;
             }
-            message = sub.poll();
         }
+        held = null;
         flushHeldFrames();
         if (hasEnded() || !sub.isFinished()) {
             return;
