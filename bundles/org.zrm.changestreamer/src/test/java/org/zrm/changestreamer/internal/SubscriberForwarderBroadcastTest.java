@@ -36,6 +36,18 @@ class SubscriberForwarderBroadcastTest {
         return new WatermarkedChange(w, tag, json);
     }
 
+    /** @return {@code n} live subscribers at watermark 01 whose status was consumed */
+    private static List<Subscriber> caughtUp(int n) throws InterruptedException {
+        List<Subscriber> subs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Subscriber s = sub("s" + i, "01", 6);
+            s.setCaughtUp();
+            drain(s);
+            subs.add(s);
+        }
+        return subs;
+    }
+
     /** Takes and acknowledges everything available. */
     private static List<String> drain(Subscriber s) throws InterruptedException {
         List<String> out = new ArrayList<>();
@@ -206,13 +218,7 @@ class SubscriberForwarderBroadcastTest {
     /** Every subscriber's ack thread settles its part at once: each counts once, none is lost. */
     @Test
     void aBroadcastSettledFromManyThreadsAtOnceCountsEverySubscriberOnce() throws Exception {
-        List<Subscriber> subs = new ArrayList<>();
-        for (int i = 0; i < 48; i++) {
-            Subscriber s = sub("s" + i, "01", 6);
-            s.setCaughtUp();
-            drain(s);
-            subs.add(s);
-        }
+        List<Subscriber> subs = caughtUp(48);
         Broadcast b = new Broadcast(subs, c("03", "commit"), System::currentTimeMillis);
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
@@ -244,13 +250,7 @@ class SubscriberForwarderBroadcastTest {
     @Test
     void checkProgressReleasesAfterMajorityPlusPadding() throws Exception {
         AtomicLong clock = new AtomicLong(1000);
-        List<Subscriber> subs = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            Subscriber s = sub("s" + i, "01", 6);
-            s.setCaughtUp();
-            drain(s);
-            subs.add(s);
-        }
+        List<Subscriber> subs = caughtUp(3);
         Broadcast b = new Broadcast(subs, c("03", "begin"), clock::get);
         clock.addAndGet(5000);
         assertFalse(b.checkProgress(1000), "nobody done yet");
