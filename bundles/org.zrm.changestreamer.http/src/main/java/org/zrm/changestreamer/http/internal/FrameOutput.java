@@ -91,7 +91,7 @@ final class FrameOutput {
 
     /**
      * Decimal digits of {@code id}, without a loop: the bit length gives {@code floor(log10)} to
-     * within one (1233 / 4096 is just above log10(2)), and one comparison settles it. The send path
+     * within one (1233 / 4096 is log10(2) to five places), and one comparison settles it. The send path
      * asks this three times per frame and subscriber (window, payload length, prefix).
      */
     private static int digits(long id) {
