@@ -91,6 +91,14 @@ final class FakeChangeStreamer implements ChangeStreamer {
             return m;
         }
 
+        /** Pushes many messages with one ready signal, so that no drain starts before the last. */
+        void pushAll(java.util.List<String> jsons) {
+            for (String json : jsons) {
+                queue.add(new FakeMessage(json, null));
+            }
+            signal();
+        }
+
         /** The streamer ends the subscription normally. */
         void end() {
             queue.add(END);
