@@ -54,9 +54,9 @@ public final class RuntimeSupervisor implements AutoCloseable {
 
     /**
      * Registers what to do once the runtime has exited, before PostgreSQL is stopped: called once,
-     * from {@link #close()}, with {@code true} unless the runtime died of SIGKILL (the launcher's
-     * own after the grace period, or another's) or SIGABRT: such a JVM may leave files it was
-     * writing half-written.
+     * from {@link #close()}, with {@code true} unless the launcher had to kill the runtime after
+     * the grace period, or it died of SIGKILL (another's, such as the OOM killer's) or SIGABRT:
+     * such a JVM may leave files it was writing half-written.
      */
     public synchronized void onChildExit(Consumer<Boolean> action) {
         this.onExit = action;
@@ -87,10 +87,11 @@ public final class RuntimeSupervisor implements AutoCloseable {
         }
         closed = true;
         try {
-            stopChild();
+            boolean killed = stopChild();
             if (child != null && onExit != null && !child.isAlive()) {
-                // The launcher's own SIGKILL after the grace period shows as 137 too.
-                onExit.accept(!diedOfSignal(child.exitValue()));
+                // Killed after the grace period is never clean, whatever the exit status says: a
+                // child that was writing to its closed pipes may die of SIGPIPE first (141).
+                onExit.accept(!killed && !diedOfSignal(child.exitValue()));
             }
         } finally {
             if (postgres != null) {
@@ -104,9 +105,10 @@ public final class RuntimeSupervisor implements AutoCloseable {
         }
     }
 
-    private void stopChild() {
+    /** @return whether the runtime had to be killed because it outlived the grace period */
+    private boolean stopChild() {
         if (child == null || !child.isAlive()) {
-            return;
+            return false;
         }
         out.println("zrm: stopping the runtime (pid " + child.pid() + ")");
         child.destroy();
@@ -118,10 +120,13 @@ public final class RuntimeSupervisor implements AutoCloseable {
                 if (!child.waitFor(10, TimeUnit.SECONDS)) {
                     out.println("zrm: the runtime (pid " + child.pid() + ") is still alive after SIGKILL");
                 }
+                return true;
             }
+            return false;
         } catch (InterruptedException e) {
             child.destroyForcibly();
             Thread.currentThread().interrupt();
+            return true;
         }
     }
 

@@ -61,6 +61,12 @@ class RuntimeSupervisorTest {
         assertEquals(List.of("clean=false", "postgres"),
                 exitReport("trap '' TERM; echo ready; while true; do sleep 1; done", Duration.ofMillis(300)),
                 "ignored SIGTERM and was killed");
+        // Once the grace period is over the launcher kills the child's children first; this shell
+        // then writes to its stderr, which Process.destroy() closed, and may die of SIGPIPE (141)
+        // before its own SIGKILL arrives. It was killed all the same.
+        assertEquals(List.of("clean=false", "postgres"),
+                exitReport("trap '' TERM; echo ready; sleep 60; echo after >&2; sleep 60", Duration.ofMillis(300)),
+                "ignored SIGTERM, was killed, and may have died of SIGPIPE first");
     }
 
     private List<String> exitReport(String script, Duration grace) throws Exception {
