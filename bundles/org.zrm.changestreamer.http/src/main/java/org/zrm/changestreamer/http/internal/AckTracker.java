@@ -24,11 +24,8 @@ final class AckTracker {
     /** Receives each frame an ack settles, oldest first. */
     @FunctionalInterface
     interface Settled {
-        /**
-         * @param message what the frame carried, or {@code null} for a frame nobody waits on
-         * @param chars the frame's size as the send window counted it
-         */
-        void settled(SubscriptionMessage message, long chars);
+        /** @param message what the frame carried, or {@code null} for a frame nobody waits on */
+        void settled(SubscriptionMessage message);
     }
 
     private static final int INITIAL_CAPACITY = 64;
@@ -70,47 +67,37 @@ final class AckTracker {
      */
     long ack(long id, Settled each) throws UnexpectedAckException {
         SubscriptionMessage single;
-        long singleChars;
         SubscriptionMessage[] batch;
-        long[] batchChars;
+        long total = 0;
         synchronized (this) {
             long first = lastAcked + 1;
             if (size == 0 || id < first || id > lastAcked + size) {
                 throw new UnexpectedAckException("Unexpected ack for " + first + ": " + id);
             }
             int n = (int) (id - lastAcked);
-            if (n == 1) {
-                // The usual case, one ack per frame: nothing to copy (this runs once per frame sent).
-                single = messages[head];
-                singleChars = chars[head];
-                batch = null;
-                batchChars = null;
-            } else {
-                single = null;
-                singleChars = 0;
-                batch = new SubscriptionMessage[n];
-                batchChars = new long[n];
-                for (int i = 0; i < n; i++) {
-                    int at = (head + i) & (messages.length - 1);
-                    batch[i] = messages[at];
-                    batchChars[i] = chars[at];
-                }
-            }
+            // The usual case is one ack per frame: then nothing is copied (this runs once per frame
+            // sent). The messages are handed out after the lock, which a consumer's callbacks must
+            // not run under.
+            single = n == 1 ? messages[head] : null;
+            batch = n == 1 ? null : new SubscriptionMessage[n];
             for (int i = 0; i < n; i++) {
-                messages[(head + i) & (messages.length - 1)] = null; // let the message go
+                int at = (head + i) & (messages.length - 1);
+                if (batch != null) {
+                    batch[i] = messages[at];
+                }
+                total += chars[at];
+                messages[at] = null; // let the message go
             }
             head = (head + n) & (messages.length - 1);
             size -= n;
             lastAcked = id;
         }
         if (batch == null) {
-            each.settled(single, singleChars);
-            return singleChars;
-        }
-        long total = 0;
-        for (int i = 0; i < batch.length; i++) {
-            each.settled(batch[i], batchChars[i]);
-            total += batchChars[i];
+            each.settled(single);
+        } else {
+            for (SubscriptionMessage m : batch) {
+                each.settled(m);
+            }
         }
         return total;
     }

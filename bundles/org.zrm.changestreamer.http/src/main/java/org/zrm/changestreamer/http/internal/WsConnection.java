@@ -212,7 +212,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
     }
 
     /** One acknowledged frame, on the reading thread: counts it and reports its message consumed. */
-    private void settled(SubscriptionMessage message, long chars) {
+    private void settled(SubscriptionMessage message) {
         unreportedAcks++;
         if (message != null) {
             message.consumed();
