@@ -39,23 +39,29 @@ final class AckTracker {
     private long lastAcked;
 
     /**
-     * Records a frame before it is handed to the wire, so that its ack can never arrive first.
+     * Records consecutive frames before they are handed to the wire, so that no ack can arrive
+     * first: {@code messages[from + i]} as frame {@code firstId + i}, of {@code frameChars[from + i]}
+     * characters as the send window counts them, for {@code i < n}. One lock per batch of frames,
+     * not per frame.
      *
-     * @param id the frame's id: the one after the previous frame's
-     * @param message what the frame carries, or {@code null}
-     * @param frameChars the frame's size as the send window counts it
+     * @param firstId the id after the previous frame's
+     * @param messages what the frames carry; an element may be {@code null} for a frame nobody
+     *     waits on
      */
-    synchronized void sent(long id, SubscriptionMessage message, long frameChars) {
-        if (id != lastAcked + size + 1) {
-            throw new IllegalStateException("frame " + id + " sent after frame " + (lastAcked + size));
+    synchronized void sentAll(long firstId, SubscriptionMessage[] messages, long[] frameChars, int from, int n) {
+        if (firstId != lastAcked + size + 1) {
+            throw new IllegalStateException("frame " + firstId + " sent after frame " + (lastAcked + size));
         }
-        if (size == messages.length) {
+        while (size + n > this.messages.length) {
             grow();
         }
-        int at = (head + size) & (messages.length - 1);
-        messages[at] = message;
-        chars[at] = frameChars;
-        size++;
+        int mask = this.messages.length - 1;
+        for (int i = 0; i < n; i++) {
+            int at = (head + size + i) & mask;
+            this.messages[at] = messages[from + i];
+            chars[at] = frameChars[from + i];
+        }
+        size += n;
     }
 
     /**

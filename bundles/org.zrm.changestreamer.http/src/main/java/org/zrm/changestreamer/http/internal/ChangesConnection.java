@@ -45,8 +45,8 @@ final class ChangesConnection extends WsConnection {
      * connections on 2 threads a connection waits for about 6 MB of others' writes at most.
      */
     static final long DRAIN_BUDGET_CHARS = 256 << 10;
-    /** Messages pulled from the subscription at once; a few kilobytes of small frames. */
-    static final int BATCH = 64;
+    /** Messages pulled from the subscription at once, and sent at once; a few kilobytes of small frames. */
+    static final int BATCH = SEND_BATCH;
 
     private final SubscriberContext context;
     private final String description;
@@ -148,20 +148,28 @@ final class ChangesConnection extends WsConnection {
                     break;
                 }
             }
-            SubscriptionMessage message = batch[batchNext];
-            budget -= message.json().length();
+            // This turn's share of the batch: up to the frame that spends the budget.
+            int end = batchNext;
+            long spent = 0;
+            while (end < batchEnd && spent < budget) {
+                spent += batch[end++].json().length();
+            }
             // Everything already queued goes out as one burst (up to the budget): flush only
             // after its last frame.
-            boolean last = budget <= 0 || (batchNext + 1 == batchEnd && !sub.isReady());
-            SendOutcome outcome = trySendFrame(message, last, reschedule);
-            if (outcome == SendOutcome.WINDOW_FULL) {
-                held = message;
+            boolean last = spent >= budget || (end == batchEnd && !sub.isReady());
+            int sent = trySendFrames(batch, batchNext, end, last, reschedule);
+            for (int i = batchNext; i < batchNext + sent; i++) {
+                budget -= batch[i].json().length();
+                batch[i] = null;
+            }
+            batchNext += sent;
+            if (batchNext < end) {
+                if (hasEnded()) {
+                    return; // ended() closed the subscription
+                }
+                held = batch[batchNext]; // a window is full; its release schedules the next drain
                 return;
             }
-            if (outcome == SendOutcome.ENDED) {
-                return; // ended() closed the subscription
-            }
-            batch[batchNext++] = null;
             if (budget <= 0) {
                 // This turn is over; the frames are flushed (last), drain() queues the next.
                 held = batchNext < batchEnd ? batch[batchNext] : null;

@@ -8,7 +8,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * it is released (written to the socket by the {@link WebSocketWire}, or acknowledged by the client).
  *
  * <p>At the bound a sender either blocks in {@link #acquire(long)}, or, sharing its thread with
- * other connections, is refused by {@link #tryAcquire(long, Runnable)} and called back once
+ * other connections, is refused by {@link #tryAcquireFrames} and called back once
  * characters are released. Nothing is dropped either way: the subscription's own queue (bounded by
  * the streamer's flow control and its per-subscriber byte bound) holds the messages not yet taken.
  * One frame larger than the whole bound is admitted when nothing is outstanding, otherwise it could
@@ -21,7 +21,7 @@ final class SendWindow {
     private final Condition released = lock.newCondition();
     private long outstanding;
     private boolean closed;
-    /** Who to call on the next release, after a refused {@link #tryAcquire}; guarded by the lock. */
+    /** Who to call on the next release, after a refused {@link #tryAcquireFrames}; guarded by the lock. */
     private Runnable waiter;
 
     SendWindow(long limit) {
@@ -50,26 +50,32 @@ final class SendWindow {
     }
 
     /**
-     * Counts {@code chars} as outstanding if they fit now; otherwise remembers {@code onRelease}
-     * and runs it once, on the thread of the next {@link #release} or of {@link #close}. Checking
-     * and remembering happen under one lock, so a release between a refusal and the caller's
-     * giving up cannot be missed.
+     * Admits consecutive frames without waiting: counts the longest prefix of
+     * {@code chars[from..to)} that fits, frame by frame (a frame fits while the bound holds, or
+     * alone when nothing is outstanding), and takes the lock once for all of them: a fan-out sends
+     * many small frames per connection, and a lock per frame was a good part of the sender's time.
+     * If not even the first frame fits, {@code onRelease} runs once, on the thread of the next
+     * release or of the close; it must not block. Checking and remembering happen under one lock, so a release
+     * between a refusal and the caller's giving up cannot be missed.
      *
-     * @param onRelease must not block (it schedules the sender again)
-     * @return whether the characters were admitted; {@code false} also once the window is closed
+     * @return how many frames were admitted, from {@code from}; 0 if the window is closed or full
      */
-    boolean tryAcquire(long chars, Runnable onRelease) {
+    int tryAcquireFrames(long[] chars, int from, int to, Runnable onRelease) {
         lock.lock();
         try {
             if (closed) {
-                return false;
+                return 0;
             }
-            if (outstanding > 0 && outstanding + chars > limit) {
+            long total = outstanding;
+            int i = from;
+            while (i < to && (total == 0 || total + chars[i] <= limit)) {
+                total += chars[i++];
+            }
+            if (i == from && from < to) {
                 waiter = onRelease;
-                return false;
             }
-            outstanding += chars;
-            return true;
+            outstanding = total;
+            return i - from;
         } finally {
             lock.unlock();
         }
@@ -77,7 +83,7 @@ final class SendWindow {
 
     /**
      * Whether {@code chars} would be admitted now, counting nothing; if not, remembers
-     * {@code onRelease} as {@link #tryAcquire} does.
+     * {@code onRelease} as {@link #tryAcquireFrames} does.
      */
     boolean fitsOrNotify(long chars, Runnable onRelease) {
         lock.lock();
@@ -108,7 +114,7 @@ final class SendWindow {
         }
     }
 
-    /** Wakes and fails every waiting and future {@link #acquire(long)} and {@link #tryAcquire}. */
+    /** Wakes and fails every waiting and future {@link #acquire(long)} and {@link #tryAcquireFrames}. */
     void close() {
         Runnable wake;
         lock.lock();

@@ -79,7 +79,12 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
          */
         void readFailed(RuntimeException failure);
 
-        /** One read's frames have all been handled. */
+        /**
+         * One read's frames have all been handled, or reading stopped at a violation: the peer
+         * finishes what it gathered over the read's frames (it settles their acks at once). A
+         * runtime exception thrown here is reported through {@link #readFailed}, like one from
+         * {@link #data}.
+         */
         void readDone();
 
         /** Frames of {@code chars} characters (as counted by the sender) reached the socket. */
@@ -211,6 +216,8 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
         int needed;
         try {
             needed = parser.parse(input, this);
+            // Inside the try: the peer settles the read's acks here, which runs the streamer's code.
+            peer.readDone();
         } catch (ClientFrameParser.Violation v) {
             discard();
             peer.readDone();
@@ -223,7 +230,6 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
             peer.readFailed(e);
             return;
         }
-        peer.readDone();
         synchronized (outLock) {
             if (clientClosed) {
                 discard();
@@ -314,28 +320,26 @@ final class WebSocketWire extends AbstractConnection implements Connection.Upgra
     // ------------------------------------------------------------------ writing
 
     /**
-     * Appends a text frame of the id prefix {@code {"id":<id>,"msg":}}, the remaining bytes of
-     * {@code body} and {@code suffix}.
+     * Appends consecutive text frames: frame {@code firstId + i}, for {@code i < n}, is the id
+     * prefix {@code {"id":<firstId + i>,"msg":}}, the remaining bytes of {@code bodies[from + i]}
+     * (not modified) and {@code suffix}, and counts {@code chars[from + i]}, which is reported to
+     * {@link Peer#written} once the frame is on the socket. One call, and one lock, per batch: the
+     * sender of a fan-out appends many small frames at once, and the output lock per frame was
+     * shared with the flusher and the pongs of the same connection.
      *
-     * @param id the frame's id
-     * @param body not modified
-     * @param chars what the caller counts for this frame; reported to {@link Peer#written} once the
-     *     frame is on the socket
-     * @param flush whether to write it, and the frames before it, now
+     * @param flush whether to write these frames, and those before them, now
      * @return {@code false} if the output is closed; nothing was appended
      */
-    boolean sendText(long id, ByteBuffer body, byte suffix, long chars, boolean flush) {
-        long payload = FrameOutput.idPrefixLength(id) + (long) body.remaining() + 1;
+    boolean sendTexts(long firstId, ByteBuffer[] bodies, long[] chars, int from, int n, byte suffix, boolean flush) {
         boolean write;
         synchronized (outLock) {
             if (outputClosed) {
                 return false;
             }
-            pending.header(WebSocketFrames.OP_TEXT, payload);
-            pending.idPrefix(id);
-            pending.put(body);
-            pending.put(suffix);
-            pendingChars += chars;
+            for (int i = 0; i < n; i++) {
+                pending.textFrame(firstId + i, bodies[from + i], suffix);
+                pendingChars += chars[from + i];
+            }
             flushWanted |= flush;
             write = flushWanted || pending.bytes() >= WRITE_AT_BYTES;
         }

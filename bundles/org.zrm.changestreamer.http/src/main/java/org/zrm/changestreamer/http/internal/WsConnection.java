@@ -3,6 +3,7 @@ package org.zrm.changestreamer.http.internal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -54,6 +55,11 @@ abstract class WsConnection implements WebSocketWire.Peer {
 
     protected final ConnectionResources resources;
     private final ChangeStreamer streamer;
+    /** Frames one {@link #trySendFrames} call may send. */
+    static final int SEND_BATCH = 64;
+    /** What {@link #sendFrame}'s frame settles: nothing, it is not tracked. */
+    private static final SubscriptionMessage[] NO_MESSAGES = new SubscriptionMessage[1];
+
     private final AckTracker acks = new AckTracker();
     /** {@link #settled}, made once: an ack settles a frame per message and subscriber. */
     private final AckTracker.Settled settle = this::settled;
@@ -64,10 +70,17 @@ abstract class WsConnection implements WebSocketWire.Peer {
     private volatile boolean heardFromClient = true;
     private volatile ScheduledFuture<?> pings;
     /**
-     * Written only by the one thread sending at a time (see {@link #trySendFrame}); volatile because
+     * Written only by the one thread sending at a time (see {@link #trySendFrames}); volatile because
      * with a sender pool that thread changes from drain to drain.
      */
     private volatile long lastFrameId;
+    /**
+     * Scratch for the batch being sent: each frame's characters and message bytes. The sending
+     * thread only (one at a time, like {@link #lastFrameId}); the wire copies the bytes before
+     * {@link #emit} returns, and the bodies are cleared then.
+     */
+    private final long[] frameChars = new long[SEND_BATCH];
+    private final ByteBuffer[] bodies = new ByteBuffer[SEND_BATCH];
     /**
      * Frames and characters sent but not yet added to the endpoint's metrics, by the sending
      * thread ({@link #reportSent}); acks likewise, by the reading thread ({@link #readDone}). The
@@ -79,6 +92,13 @@ abstract class WsConnection implements WebSocketWire.Peer {
     private long unreportedFrames;
     private long unreportedChars;
     private long unreportedAcks;
+    /**
+     * The newest ack id read and not yet settled (0 if none), and the newest settled: see
+     * {@link #receive}. The wire delivers one connection's frames one at a time, so only that
+     * thread touches them.
+     */
+    private long ackPending;
+    private long ackedThrough;
     /**
      * The frames so far of a text message the client split into several, or {@code null}; the wire
      * delivers one connection's frames one at a time, so only that thread touches it.
@@ -183,6 +203,11 @@ abstract class WsConnection implements WebSocketWire.Peer {
 
     /** One whole text message from the client: an ack, or a protocol error. */
     private void receive(ByteBuffer utf8) {
+        if (ended.get()) {
+            // The rest of a read that closed the connection: the subscription is closed, and its
+            // unacknowledged messages were released as not consumed.
+            return;
+        }
         long id = resources.codec().canonicalAckId(utf8);
         if (id < 0) {
             String text;
@@ -201,6 +226,28 @@ abstract class WsConnection implements WebSocketWire.Peer {
                 return;
             }
         }
+        // Acks are settled once per read (readDone), for the newest id: acknowledging a frame
+        // acknowledges every earlier one, and a client acks each frame, so settling them one by
+        // one took the tracker's and the window's locks once per frame. An id that is not after
+        // the previous one, or not sent yet, is refused here as the tracker would refuse it,
+        // after the acks before it are settled. (lastFrameId is published after the frames are
+        // recorded, so every id up to it can be settled.)
+        long floor = Math.max(ackedThrough, ackPending);
+        if (id <= floor || id > lastFrameId) {
+            settleAcks();
+            protocolError("Unexpected ack for " + (floor + 1) + ": " + id);
+            return;
+        }
+        ackPending = id;
+    }
+
+    /** Settles the acks of the read just handled, up to the newest (the reading thread only). */
+    private void settleAcks() {
+        long id = ackPending;
+        if (id == 0) {
+            return;
+        }
+        ackPending = 0;
         long released;
         try {
             released = acks.ack(id, settle);
@@ -208,6 +255,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
             protocolError(e.getMessage());
             return;
         }
+        ackedThrough = id;
         unacked.release(released);
     }
 
@@ -238,6 +286,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
 
     @Override
     public final void readDone() {
+        settleAcks();
         if (unreportedAcks > 0) {
             resources.metrics().acksReceived(unreportedAcks);
             unreportedAcks = 0;
@@ -304,63 +353,77 @@ abstract class WsConnection implements WebSocketWire.Peer {
         if (!unacked.acquire(chars) || !queued.acquire(chars)) {
             return false;
         }
-        emit(null, msg, null, chars, true);
+        frameChars[0] = chars;
+        bodies[0] = ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
+        emit(NO_MESSAGES, 0, 1, true);
         reportSent();
         return true;
     }
 
-    /** What {@link #trySendFrame} did with a frame. */
-    enum SendOutcome {
-        /** Handed to the wire. */
-        SENT,
-        /** Not sent: a send window is full; {@code onWindow} runs once it has room. */
-        WINDOW_FULL,
-        /** Not sent: the connection ended. */
-        ENDED
-    }
-
     /**
-     * Sends one message as the next frame without blocking, for the shared sender threads: a
-     * frame that does not fit a send window is not sent, the frames held back are flushed, and
-     * {@code onWindow} runs on the thread that next releases room; the caller keeps the message
-     * and offers it again then. Called by one thread at a time.
+     * Sends {@code messages[from..to)} as the next frames without blocking, for the shared sender
+     * threads: as many as fit both send windows now, in order. If not even the first fits, the
+     * frames held back are flushed and {@code onWindow} runs on the thread that next releases
+     * room; the caller keeps the messages not sent and offers them again then. Called by one
+     * thread at a time, with at most {@link #SEND_BATCH} messages.
      *
-     * <p>With {@code flush == false} the wire may hold the frame in its output buffer together with
-     * the next frames, so that a burst of small messages leaves in a few writes rather than one
+     * <p>A batch takes each window's lock, the ack tracker's and the wire's once, not once per
+     * frame: in a fan-out the sender, the ack reader and the wire's flusher take those locks for
+     * every connection, and per-frame locking was most of what the sender did beyond copying
+     * bytes.
+     *
+     * <p>With {@code flush == false} the wire may hold the frames in its output buffer together
+     * with the next ones, so that a burst of small messages leaves in a few writes rather than one
      * system call (and one wake-up of the client) per message; the caller passes {@code true} for
-     * the last frame of a burst.
+     * the last batch of a burst.
      *
-     * <p>The frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: only the short id
+     * <p>A frame is {@code {"id":n,"msg":} + the message's bytes + {@code }}: only the short id
      * prefix is encoded here, and the message's bytes are copied from the encoding the streamer
      * shares among all subscribers of a message ({@link SubscriptionMessage#sharedUtf8()}), not
      * re-encoded. The send windows count characters of the frame text, so the bounds mean the same
      * whichever way the frame was built.
      *
-     * @param message the message; reported {@linkplain SubscriptionMessage#consumed() consumed}
-     *     once the client acknowledges the frame (never if the connection ends first)
-     * @param flush whether to write this frame and those held before it now
+     * @param messages each is reported {@linkplain SubscriptionMessage#consumed() consumed} once the
+     *     client acknowledges its frame (never if the connection ends first)
+     * @param flush whether to write the frames sent, and those held before them, now
      * @param onWindow must not block (it schedules the sender again)
+     * @return how many messages were sent, from {@code from}; fewer than offered if a window
+     *     filled up or the connection ended ({@link #hasEnded()} tells which)
      */
-    final SendOutcome trySendFrame(SubscriptionMessage message, boolean flush, Runnable onWindow) {
-        String msg = message.json();
-        long chars = frameChars(lastFrameId + 1, msg);
-        boolean admitted = unacked.tryAcquire(chars, onWindow);
-        if (admitted && !queued.tryAcquire(chars, onWindow)) {
-            unacked.release(chars);
-            admitted = false;
+    final int trySendFrames(SubscriptionMessage[] messages, int from, int to, boolean flush, Runnable onWindow) {
+        int n = to - from;
+        if (n > SEND_BATCH) {
+            throw new IllegalArgumentException(n + " frames at once, more than " + SEND_BATCH);
         }
-        if (!admitted) {
+        long id = lastFrameId;
+        for (int i = 0; i < n; i++) {
+            frameChars[i] = frameChars(++id, messages[from + i].json());
+        }
+        int admitted = unacked.tryAcquireFrames(frameChars, 0, n, onWindow);
+        int sent = admitted == 0 ? 0 : queued.tryAcquireFrames(frameChars, 0, admitted, onWindow);
+        if (sent < admitted) {
+            long excess = 0;
+            for (int i = sent; i < admitted; i++) {
+                excess += frameChars[i];
+            }
+            unacked.release(excess);
+        }
+        if (sent == 0) {
             flushHeldFrames();
-            return ended.get() ? SendOutcome.ENDED : SendOutcome.WINDOW_FULL;
+            return 0;
         }
-        emit(message, msg, message.sharedUtf8(), chars, flush);
-        return SendOutcome.SENT;
+        for (int i = 0; i < sent; i++) {
+            bodies[i] = messages[from + i].sharedUtf8();
+        }
+        // Fewer than offered means a window is full: the frames must leave for its acks to come.
+        emit(messages, from, sent, flush || sent < n);
+        return sent;
     }
 
     /**
      * Whether a frame of {@code msg} fits both send windows now; if not, {@code onWindow} runs on
-     * the next release (as after a refused {@link #trySendFrame}). The sender asks after it stopped
-     * on a full window, so that a release it raced with is not lost.
+     * the next release (as after a refused {@link #trySendFrames}). The sender asks after it
+     * stopped on a full window, so that a release it raced with is not lost.
      */
     final boolean windowsOpenFor(String msg, Runnable onWindow) {
         long chars = frameChars(lastFrameId + 1, msg);
@@ -376,19 +439,26 @@ abstract class WsConnection implements WebSocketWire.Peer {
     }
 
     /**
-     * Hands one admitted frame to the wire; its characters are counted in both windows already.
+     * Hands {@code n} admitted frames to the wire, numbered from the next id: frame {@code i}
+     * carries {@code bodies[i]} (read with absolute gets only), counts {@code frameChars[i]} (in
+     * both windows already) and settles {@code messages[from + i]} when acknowledged.
      *
-     * @param message what the ack settles, or {@code null}
-     * @param msgUtf8 {@code msg} as UTF-8, read with absolute gets only; or {@code null} to encode
-     *     it here
+     * @param messages what the acks settle; {@link #NO_MESSAGES} for frames nobody waits on
      */
-    private void emit(SubscriptionMessage message, String msg, ByteBuffer msgUtf8, long chars, boolean flush) {
-        acks.sent(++lastFrameId, message, chars);
-        unreportedFrames++;
+    private void emit(SubscriptionMessage[] messages, int from, int n, boolean flush) {
+        long firstId = lastFrameId + 1;
+        acks.sentAll(firstId, messages, frameChars, from, n);
+        lastFrameId = firstId + n - 1;
+        long chars = 0;
+        for (int i = 0; i < n; i++) {
+            chars += frameChars[i];
+        }
+        unreportedFrames += n;
         unreportedChars += chars;
-        ByteBuffer body = msgUtf8 != null ? msgUtf8 : ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
-        if (!wire.sendText(lastFrameId, body, (byte) Frame.END, chars, flush)) {
-            queued.release(chars); // the connection is closing: the frame is not sent, and never acked
+        boolean appended = wire.sendTexts(firstId, bodies, frameChars, 0, n, (byte) Frame.END, flush);
+        Arrays.fill(bodies, 0, n, null);
+        if (!appended) {
+            queued.release(chars); // the connection is closing: the frames are not sent, and never acked
         }
     }
 

@@ -29,7 +29,7 @@ class AckTrackerTest {
         assertEquals("Unexpected ack for 1: 1",
                 assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(1, record)).getMessage());
         for (long id = 1; id <= 4; id++) {
-            acks.sent(id, new Named("m" + id), 10 * id);
+            sent(id, new Named("m" + id), 10 * id);
         }
         assertEquals(10, acks.ack(1, record));
         assertEquals(List.of("m1"), settled);
@@ -48,16 +48,16 @@ class AckTrackerTest {
 
     @Test
     void aFrameWithoutAMessageIsSettledToo() throws Exception {
-        acks.sent(1, null, 7);
+        sent(1, null, 7);
         assertEquals(7, acks.ack(1, record));
         assertEquals(List.of("-"), settled);
     }
 
     @Test
     void framesMustBeRecordedInIdOrder() {
-        acks.sent(1, null, 1);
+        sent(1, null, 1);
         assertEquals("frame 3 sent after frame 1",
-                assertThrows(IllegalStateException.class, () -> acks.sent(3, null, 1)).getMessage());
+                assertThrows(IllegalStateException.class, () -> sent(3, null, 1)).getMessage());
         assertEquals(1, acks.pendingCount());
     }
 
@@ -74,7 +74,7 @@ class AckTrackerTest {
         for (int round = 0; round < 40; round++) {
             int send = 1 + (round * 37) % 200;
             for (int i = 0; i < send; i++, nextId++) {
-                acks.sent(nextId, new Named("m" + nextId), nextId);
+                sent(nextId, new Named("m" + nextId), nextId);
             }
             long upTo = round % 3 == 2 ? nextId - 1 : acked + (nextId - 1 - acked) / 2;
             if (upTo <= acked) {
@@ -94,13 +94,41 @@ class AckTrackerTest {
 
     @Test
     void settledMessagesAreNotHeldOn() throws Exception {
-        acks.sent(1, new Named("m1"), 1);
-        acks.sent(2, new Named("m2"), 1);
+        sent(1, new Named("m1"), 1);
+        sent(2, new Named("m2"), 1);
         acks.ack(2, record);
         Field f = AckTracker.class.getDeclaredField("messages");
         f.setAccessible(true);
         for (Object slot : (Object[]) f.get(acks)) {
             assertNull(slot);
         }
+    }
+
+    @Test
+    void aBatchIsRecordedAsConsecutiveFrames() throws Exception {
+        sent(1, new Named("m1"), 1);
+        SubscriptionMessage[] batch = new SubscriptionMessage[200];
+        long[] chars = new long[200];
+        for (int i = 0; i < 200; i++) {
+            batch[i] = i % 2 == 0 ? new Named("b" + i) : null;
+            chars[i] = i;
+        }
+        acks.sentAll(2, batch, chars, 10, 150); // more than the rings start with: they grow
+        assertEquals(151, acks.pendingCount());
+        assertEquals(1 + 10 + 11, acks.ack(3, record));
+        assertEquals(List.of("m1", "b10", "-"), settled);
+        assertEquals("frame 150 sent after frame 151",
+                assertThrows(IllegalStateException.class, () -> acks.sentAll(150, batch, chars, 0, 1)).getMessage());
+        long rest = 0;
+        for (int i = 12; i < 160; i++) {
+            rest += i;
+        }
+        assertEquals(rest, acks.ack(151, record));
+        assertEquals(0, acks.pendingCount());
+        assertEquals("b158", settled.get(settled.size() - 2));
+    }
+
+    private void sent(long id, SubscriptionMessage message, long frameChars) {
+        acks.sentAll(id, new SubscriptionMessage[] {message}, new long[] {frameChars}, 0, 1);
     }
 }

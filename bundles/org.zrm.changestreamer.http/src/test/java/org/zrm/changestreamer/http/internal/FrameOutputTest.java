@@ -31,7 +31,7 @@ class FrameOutputTest {
     private interface Sink {
         void header(int opcode, long payloadLength);
 
-        void idPrefix(long id);
+        void textFrame(long id, ByteBuffer body, byte suffix);
 
         void put(byte value);
 
@@ -48,8 +48,8 @@ class FrameOutputTest {
             }
 
             @Override
-            public void idPrefix(long id) {
-                out.idPrefix(id);
+            public void textFrame(long id, ByteBuffer body, byte suffix) {
+                out.textFrame(id, body, suffix);
             }
 
             @Override
@@ -77,8 +77,10 @@ class FrameOutputTest {
             }
 
             @Override
-            public void idPrefix(long id) {
-                ref.put(prefix(id).getBytes(StandardCharsets.US_ASCII));
+            public void textFrame(long id, ByteBuffer body, byte suffix) {
+                byte[] prefix = prefix(id).getBytes(StandardCharsets.US_ASCII);
+                WebSocketFrames.putHeader(ref, WebSocketFrames.OP_TEXT, prefix.length + (long) body.remaining() + 1);
+                ref.put(prefix).put(body.duplicate()).put(suffix);
             }
 
             @Override
@@ -145,13 +147,19 @@ class FrameOutputTest {
 
     @ParameterizedTest
     @ValueSource(longs = {0, 1, 9, 10, 99, 100, 999_999_999, 1_000_000_000, 4_294_967_296L, Long.MAX_VALUE})
-    void anIdPrefixIsTheProtocolsPrefixInAsciiAndItsLengthIsKnownBeforehand(long id) {
+    void aTextFramesIdPrefixIsTheProtocolsPrefixInAsciiAndItsLengthIsKnownBeforehand(long id) {
         FrameOutput out = new FrameOutput(new ArrayByteBufferPool());
-        out.idPrefix(id);
+        ByteBuffer body = ByteBuffer.wrap("[\"x\"]".getBytes(StandardCharsets.US_ASCII));
+        out.textFrame(id, body, (byte) '}');
+        assertEquals(0, body.position(), "the body is read, not consumed");
         assertEquals(prefix(id).length(), FrameOutput.idPrefixLength(id));
-        assertEquals(prefix(id).length(), out.bytes());
+        String text = prefix(id) + "[\"x\"]}";
+        assertEquals(2 + text.length(), out.bytes());
         RetainableByteBuffer[] chunks = out.take();
-        assertEquals(prefix(id), new String(concat(chunks), StandardCharsets.US_ASCII));
+        byte[] frame = concat(chunks);
+        assertEquals(0x81, frame[0] & 0xff, "a final text frame");
+        assertEquals(text.length(), frame[1], "its payload length");
+        assertEquals(text, new String(frame, 2, frame.length - 2, StandardCharsets.US_ASCII));
         FrameOutput.release(chunks);
     }
 
@@ -169,7 +177,7 @@ class FrameOutputTest {
     @Test
     void aNegativeIdIsRefused() {
         FrameOutput out = new FrameOutput(new ArrayByteBufferPool());
-        assertThrows(IllegalArgumentException.class, () -> out.idPrefix(-1));
+        assertThrows(IllegalArgumentException.class, () -> out.textFrame(-1, ByteBuffer.allocate(0), (byte) '}'));
         assertThrows(IllegalArgumentException.class, () -> FrameOutput.idPrefixLength(-1));
         assertEquals(0, out.bytes());
     }
@@ -188,10 +196,7 @@ class FrameOutputTest {
             r.nextBytes(body);
             // Ids of every length, so that prefixes of every size meet the chunk edges.
             long id = i % 5 == 0 ? Long.MAX_VALUE - i : i % 5 == 1 ? i : (long) Math.pow(10, i % 19) - 1 + i % 2;
-            s.header(WebSocketFrames.OP_TEXT, FrameOutput.idPrefixLength(id) + body.length + 1L);
-            s.idPrefix(id);
-            s.put(ByteBuffer.wrap(body));
-            s.put((byte) '}');
+            s.textFrame(id, ByteBuffer.wrap(body), (byte) '}');
             if (i % 97 == 0) {
                 s.header(WebSocketFrames.OP_PONG, 3);
                 s.put(ByteBuffer.wrap(new byte[] {1, 2, 3}));
@@ -237,14 +242,14 @@ class FrameOutputTest {
     void appendsAfterATakeStartANewStream() {
         ArrayByteBufferPool pool = new ArrayByteBufferPool();
         FrameOutput out = new FrameOutput(pool);
-        out.idPrefix(1);
+        out.put(ascii("first"));
         RetainableByteBuffer[] first = out.take();
-        out.idPrefix(22);
-        assertEquals(prefix(22).length(), out.bytes());
+        out.put(ascii("second"));
+        assertEquals(6, out.bytes());
         RetainableByteBuffer[] second = out.take();
         // The first batch may still be on its way to the socket: the second must not touch it.
-        assertEquals(prefix(1), new String(concat(first), StandardCharsets.US_ASCII));
-        assertEquals(prefix(22), new String(concat(second), StandardCharsets.US_ASCII));
+        assertEquals("first", new String(concat(first), StandardCharsets.US_ASCII));
+        assertEquals("second", new String(concat(second), StandardCharsets.US_ASCII));
         FrameOutput.release(first);
         FrameOutput.release(second);
     }
@@ -317,5 +322,9 @@ class FrameOutputTest {
         assertEquals(0, out.bytes());
         assertEquals(0, out.take().length, "nothing is left to write after discard()");
         assertEquals(3, pool.getAvailableDirectByteBufferCount(), "discarded chunks are back in the pool");
+    }
+
+    private static ByteBuffer ascii(String text) {
+        return ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII));
     }
 }

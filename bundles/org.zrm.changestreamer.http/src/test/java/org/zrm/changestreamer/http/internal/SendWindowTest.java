@@ -25,13 +25,13 @@ class SendWindowTest {
     @Test
     void admitsUpToTheBoundAndOneOversizedFrameWhenEmpty() {
         SendWindow w = new SendWindow(100);
-        assertTrue(w.tryAcquire(60, () -> { }));
-        assertTrue(w.tryAcquire(40, () -> { }));
-        assertFalse(w.tryAcquire(1, () -> { }), "the bound is reached");
+        assertTrue(tryAcquire(w, 60, () -> { }));
+        assertTrue(tryAcquire(w, 40, () -> { }));
+        assertFalse(tryAcquire(w, 1, () -> { }), "the bound is reached");
         w.release(100);
         assertEquals(0, w.outstanding());
-        assertTrue(w.tryAcquire(500, () -> { }), "a frame larger than the bound goes when nothing is outstanding");
-        assertFalse(w.tryAcquire(1, () -> { }));
+        assertTrue(tryAcquire(w, 500, () -> { }), "a frame larger than the bound goes when nothing is outstanding");
+        assertFalse(tryAcquire(w, 1, () -> { }));
         assertFalse(w.fitsOrNotify(1, () -> { }));
         w.release(500);
         assertTrue(w.fitsOrNotify(1, () -> { }));
@@ -41,11 +41,31 @@ class SendWindowTest {
     }
 
     @Test
+    void aBatchIsAdmittedUpToItsLongestPrefixThatFits() {
+        SendWindow w = new SendWindow(100);
+        long[] frames = {30, 30, 30, 30, 30};
+        AtomicInteger calls = new AtomicInteger();
+        assertEquals(3, w.tryAcquireFrames(frames, 0, 5, calls::incrementAndGet), "the fourth would pass the bound");
+        assertEquals(90, w.outstanding());
+        assertEquals(0, calls.get(), "frames were admitted, so nobody waits");
+        assertEquals(0, w.tryAcquireFrames(frames, 3, 5, calls::incrementAndGet));
+        assertEquals(90, w.outstanding(), "a refused batch counts nothing");
+        w.release(90);
+        assertEquals(1, calls.get(), "the refused sender is called back on the release");
+        assertEquals(2, w.tryAcquireFrames(frames, 3, 5, () -> { }));
+        assertEquals(0, w.tryAcquireFrames(frames, 2, 2, () -> { }), "an empty batch admits nothing");
+        w.release(60);
+        assertEquals(1, w.tryAcquireFrames(new long[] {500, 1}, 0, 2, () -> { }),
+                "a frame larger than the bound goes alone when nothing is outstanding");
+        assertEquals(500, w.outstanding());
+    }
+
+    @Test
     void aRefusedSendersCallbackRunsOnceOnTheNextRelease() {
         SendWindow w = new SendWindow(10);
         AtomicInteger calls = new AtomicInteger();
-        assertTrue(w.tryAcquire(10, () -> { }));
-        assertFalse(w.tryAcquire(5, calls::incrementAndGet));
+        assertTrue(tryAcquire(w, 10, () -> { }));
+        assertFalse(tryAcquire(w, 5, calls::incrementAndGet));
         assertEquals(0, calls.get());
         w.release(3);
         assertEquals(1, calls.get());
@@ -57,12 +77,12 @@ class SendWindowTest {
     void closeRunsTheCallbackAndRefusesEverythingAfter() throws Exception {
         SendWindow w = new SendWindow(10);
         AtomicInteger calls = new AtomicInteger();
-        assertTrue(w.tryAcquire(10, () -> { }));
+        assertTrue(tryAcquire(w, 10, () -> { }));
         assertFalse(w.fitsOrNotify(5, calls::incrementAndGet));
         w.close();
         assertEquals(1, calls.get());
         w.release(10);
-        assertFalse(w.tryAcquire(1, calls::incrementAndGet));
+        assertFalse(tryAcquire(w, 1, calls::incrementAndGet));
         assertFalse(w.acquire(1));
         assertEquals(1, calls.get(), "a closed window registers nothing");
     }
@@ -122,7 +142,7 @@ class SendWindowTest {
             try {
                 for (int i = 0; i < frames; i++) {
                     long chars = 1 + i % 16;
-                    while (!w.tryAcquire(chars, retry::release)) {
+                    while (!tryAcquire(w, chars, retry::release)) {
                         if (!retry.tryAcquire(10, TimeUnit.SECONDS)) {
                             throw new IllegalStateException("no callback after a refusal: a release was lost");
                         }
@@ -160,5 +180,10 @@ class SendWindowTest {
         assertEquals(frames, released.get());
         assertEquals(0, w.outstanding());
         assertTrue(maxSeen.get() <= limit, "outstanding reached " + maxSeen.get() + " over a bound of " + limit);
+    }
+
+    /** One frame through {@link SendWindow#tryAcquireFrames}. */
+    private static boolean tryAcquire(SendWindow w, long chars, Runnable onRelease) {
+        return w.tryAcquireFrames(new long[] {chars}, 0, 1, onRelease) == 1;
     }
 }

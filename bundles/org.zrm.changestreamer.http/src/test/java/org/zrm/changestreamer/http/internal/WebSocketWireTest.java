@@ -241,6 +241,33 @@ class WebSocketWireTest {
     }
 
     /**
+     * Acks are settled once per read, for the newest id, yet each is still checked: in one write,
+     * acks that are valid are settled before the first that is not (repeated, or beyond the frames
+     * sent) closes the connection with 1002, naming it as one ack at a time would.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {2, 9})
+    void aBadAckAmongGoodOnesInOneWriteSettlesTheGoodOnesFirst(int bad) throws Exception {
+        try (Raw raw = Raw.upgraded(server, CHANGES + QUERY)) {
+            FakeSubscription sub = server.streamer.nextSubscription();
+            FakeMessage[] m = new FakeMessage[3];
+            for (int i = 0; i < 3; i++) {
+                m[i] = sub.push("[\"rollback\",{\"tag\":\"rollback\"}]");
+                raw.readFrame();
+            }
+            raw.write(concat(masked(0x81, ack(1)), masked(0x81, ack(2)), masked(0x81, ack(bad)),
+                    masked(0x81, ack(3))));
+            Frame close = raw.readFrame();
+            assertEquals(0x88, close.b0());
+            assertEquals(1002, close.closeCode());
+            assertEquals("Error: Unexpected ack for 3: " + bad, close.closeReason());
+            assertTrue(m[0].isConsumed());
+            assertTrue(m[1].isConsumed());
+            assertFalse(m[2].isConsumed(), "nothing after the bad ack is settled");
+        }
+    }
+
+    /**
      * An ack cut after 1 byte (the wire needs 2 to know the header length), after 2 (it needs
      * the header), after the header and inside the payload (it needs the whole frame).
      */
