@@ -38,6 +38,13 @@ final class Broadcast {
         }
     }
 
+    /** Sends {@code changes[0..n)} to every subscriber without tracking, a run per subscriber. */
+    static void withoutTracking(Iterable<Subscriber> subscribers, WatermarkedChange[] changes, int n) {
+        for (Subscriber sub : subscribers) {
+            sub.sendUntracked(changes, n);
+        }
+    }
+
     /**
      * Sends {@code change} to {@code subscribers} and tracks their completion.
      *

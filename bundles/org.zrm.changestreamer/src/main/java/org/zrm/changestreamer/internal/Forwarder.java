@@ -23,6 +23,9 @@ import java.util.function.LongSupplier;
  */
 final class Forwarder {
 
+    /** The longest run of changes {@link #forward(WatermarkedChange[], int)} takes at once. */
+    static final int MAX_RUN = 64;
+
     private final Set<Subscriber> active = ConcurrentHashMap.newKeySet();
     private final Set<Subscriber> queued = ConcurrentHashMap.newKeySet();
     private final LongSupplier clockMillis;
@@ -56,6 +59,32 @@ final class Forwarder {
     void forward(WatermarkedChange change) {
         Broadcast.withoutTracking(active, change);
         updateActive(change.tag());
+    }
+
+    /**
+     * Fire-and-forget fan-out of a run of changes (CS-1, under the stream lock): each subscriber
+     * takes the run under one lock instead of one per change. Only the last change may end a
+     * transaction, because queued subscribers join after the commit or rollback that ends it.
+     *
+     * @param n at most {@link #MAX_RUN}
+     * @throws IllegalArgumentException if a change before the last ends a transaction
+     */
+    void forward(WatermarkedChange[] changes, int n) {
+        if (n > MAX_RUN) {
+            throw new IllegalArgumentException("a run of " + n + " changes, more than " + MAX_RUN);
+        }
+        for (int i = 0; i < n - 1; i++) {
+            if (changes[i].endsTransaction()) {
+                throw new IllegalArgumentException("change " + (i + 1) + " of a run of " + n + " ends a transaction");
+            }
+        }
+        if (n == 0) {
+            return;
+        }
+        Broadcast.withoutTracking(active, changes, n);
+        for (int i = 0; i < n; i++) {
+            updateActive(changes[i].tag());
+        }
     }
 
     /**

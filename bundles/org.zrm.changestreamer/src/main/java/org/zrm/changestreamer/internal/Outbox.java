@@ -97,21 +97,67 @@ final class Outbox implements Subscription {
             if (ended || closed) {
                 return null;
             }
-            long chars = json.length();
-            if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
-                return null;
-            }
-            m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
-            bufferedBytes += chars;
-            push(m);
-            if (size - taken != 1) {
-                // A sender waits, or is told to look, only on an empty queue; later appends find
-                // it pulling, and it asks isReady() before it stops.
+            boolean wasIdle = taken == size;
+            m = add(json, shared, commitWatermark, onConsumed);
+            if (m == null || !wasIdle) {
                 return m;
             }
             notifyAll();
         }
         signalReady();
+        return m;
+    }
+
+    /**
+     * Appends consecutive changes that every subscriber shares, nobody waiting on their results,
+     * under one lock: the streamer fans out runs of a transaction's changes, and taking this lock
+     * once per change and subscriber (shared with the subscriber's sender and ack reader) was most
+     * of the stream loop's fan-out. Stops at the byte bound, as {@link #append} does.
+     *
+     * @param onCommitConsumed called with the watermark when a {@code commit} among them is
+     *     consumed
+     * @return how many were appended, from the first: fewer than {@code n} if the subscription has
+     *     ended or the byte bound is hit (in the latter case the caller must fail the subscription)
+     */
+    int appendAll(WatermarkedChange[] changes, int n, Consumer<String> onCommitConsumed) {
+        int appended = 0;
+        synchronized (this) {
+            if (ended || closed) {
+                return 0;
+            }
+            boolean wasIdle = taken == size;
+            while (appended < n) {
+                WatermarkedChange c = changes[appended];
+                boolean commit = c.isCommit();
+                if (add(c.json(), c, commit ? c.watermark() : null, commit ? onCommitConsumed : null) == null) {
+                    break;
+                }
+                appended++;
+            }
+            if (appended == 0 || !wasIdle) {
+                return appended;
+            }
+            notifyAll();
+        }
+        signalReady();
+        return appended;
+    }
+
+    /**
+     * Adds a message within the byte bound; the caller holds the lock and wakes the sender if the
+     * queue was idle. A sender waits, or is told to look, only on an idle queue: later appends
+     * find it pulling, and it asks {@link #isReady()} before it stops.
+     *
+     * @return the message, or {@code null} at the bound
+     */
+    private Message add(String json, WatermarkedChange shared, String commitWatermark, Consumer<String> onConsumed) {
+        long chars = json.length();
+        if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
+            return null;
+        }
+        Message m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
+        bufferedBytes += chars;
+        push(m);
         return m;
     }
 

@@ -11,10 +11,12 @@ import org.zrm.changelog.ResetRequiredException;
 import org.zrm.changelog.Storer;
 import org.zrm.changelog.StorerFactory;
 import org.zrm.changelog.StorerListener;
+import org.zrm.changestreamer.internal.StreamFailure.UnrecoverableStreamException;
 import org.zrm.changesource.ChangeStream;
 import org.zrm.protocol.ChangeSourceUpstream;
 import org.zrm.protocol.ChangeStreamData;
 import org.zrm.protocol.ChangeStreamMessage;
+import org.zrm.protocol.ChangeStreamMessage.BeginMessage;
 import org.zrm.protocol.ChangeStreamMessage.CommitMessage;
 import org.zrm.protocol.ChangeStreamMessage.ControlMessage;
 import org.zrm.protocol.ChangeStreamMessage.DataMessage;
@@ -85,6 +87,14 @@ final class StreamSession {
     private final ReentrantLock streamLock;
     private final int flushBytesThreshold;
     private final int flowControlWindow;
+    /**
+     * The run being stored and forwarded ({@link #pump}): the messages and their encoded entries.
+     * The stream loop's thread only.
+     */
+    private final ChangeStreamData[] run = new ChangeStreamData[Forwarder.MAX_RUN];
+    private final WatermarkedChange[] runEntries = new WatermarkedChange[Forwarder.MAX_RUN];
+    /** Characters forwarded since the last tracked (flow-controlled) forward. */
+    private long unflushed;
     /** Set by the storer's thread when it failed; it then closes the stream to wake {@link #run()}. */
     private volatile ChangeLogException storerFailure;
 
@@ -125,14 +135,15 @@ final class StreamSession {
     }
 
     private void pump(Storer storer) throws Exception {
-        Forwarder forwarder = parts.forwarder();
-        ProtocolCodec codec = parts.codec();
-        StreamerCounters counters = parts.counters();
-        SubscriberRegistry registry = parts.registry();
-        long unflushed = 0;
+        ChangeStreamMessage next = null; // read ahead while gathering a run, handled next
+        Exception deferred = null;        // a pull that failed while gathering, thrown next
         // A reset requested before the supervisor published this stream could not close it.
         while (control.running() && !control.resetPending()) {
-            ChangeStreamMessage msg = stream.take();
+            if (deferred != null) {
+                throw deferred;
+            }
+            ChangeStreamMessage msg = next != null ? next : stream.take();
+            next = null;
             if (msg instanceof StatusMessage st) {
                 onStatus(storer, st);
                 continue;
@@ -141,42 +152,121 @@ final class StreamSession {
                 onControl(c);
                 continue;
             }
+            // Gather a run of what is already waiting, without waiting for more, so that each
+            // subscriber takes the run under one lock rather than one per change.
             ChangeStreamData data = (ChangeStreamData) msg;
-            String watermark = sequencer.watermarkOf(data);
-            String json = codec.encode(data);
-            String tag = data instanceof DataMessage d ? d.change().tag() : data.type();
-            WatermarkedChange entry = new WatermarkedChange(watermark, tag, json);
-            Broadcast broadcast = null;
-            streamLock.lock();
-            try {
-                // CS-1: the storer and the forwarder see the same stream position.
-                storer.enqueue(data, json);
-                unflushed += json.length();
-                if (unflushed < flushBytesThreshold) {
-                    forwarder.forward(entry);
-                } else {
-                    broadcast = forwarder.forwardWithFlowControl(entry);
-                    unflushed = 0;
+            run[0] = data;
+            runEntries[0] = entry(data);
+            int n = 1;
+            long runChars = runEntries[0].json().length();
+            while (n < run.length && !endsRun(data, runEntries[n - 1], unflushed + runChars)) {
+                ChangeStreamMessage more;
+                try {
+                    more = stream.poll(Duration.ZERO);
+                } catch (Exception e) {
+                    deferred = e; // after the run gathered so far is stored and forwarded
+                    break;
                 }
-                sequencer.accepted(data, watermark);
-            } finally {
-                streamLock.unlock();
+                if (more == null) {
+                    break;
+                }
+                WatermarkedChange entry = more instanceof ChangeStreamData d && !(d instanceof BeginMessage)
+                        ? entryOrNull(d) : null;
+                if (entry == null) {
+                    next = more; // not a change of this transaction, or a bad one: handled on its own
+                    break;
+                }
+                data = (ChangeStreamData) more;
+                run[n] = data;
+                runEntries[n++] = entry;
+                runChars += entry.json().length();
             }
-            registry.drainPending();
-            if (data instanceof CommitMessage) {
-                counters.transactionForwarded(watermark);
-            } else if (data instanceof DataMessage) {
+            forwardRun(storer, n);
+        }
+    }
+
+    /**
+     * Whether a run ends after {@code data}. A run holds at most one transaction boundary, at its
+     * end: a {@code begin} ends it, because the sequencer checks the transaction's changes only
+     * once the {@code begin} is accepted; a {@code commit} or {@code rollback} ends it, because
+     * subscribers queued during the transaction join after it. And the change that reaches the
+     * flush threshold ends it, because that one is forwarded with flow control.
+     */
+    private boolean endsRun(ChangeStreamData data, WatermarkedChange entry, long unflushedChars) {
+        return data instanceof BeginMessage || entry.endsTransaction() || unflushedChars >= flushBytesThreshold;
+    }
+
+    /**
+     * Stores and forwards {@code run[0..n)} in one critical section, then waits for flow control if
+     * the run reached the flush threshold.
+     */
+    private void forwardRun(Storer storer, int n) throws Exception {
+        Forwarder forwarder = parts.forwarder();
+        Broadcast broadcast = null;
+        int stored = 0;
+        streamLock.lock();
+        try {
+            // CS-1: the storer and the forwarder see the same stream position.
+            while (stored < n) {
+                storer.enqueue(run[stored], runEntries[stored].json());
+                sequencer.accepted(run[stored], runEntries[stored].watermark());
+                stored++;
+            }
+        } finally {
+            // What was stored is forwarded, also when the storer failed part-way through the run.
+            long chars = 0;
+            for (int i = 0; i < stored; i++) {
+                chars += runEntries[i].json().length();
+            }
+            if (stored == n && unflushed + chars >= flushBytesThreshold) {
+                forwarder.forward(runEntries, n - 1);
+                broadcast = forwarder.forwardWithFlowControl(runEntries[n - 1]);
+                unflushed = 0;
+            } else {
+                forwarder.forward(runEntries, stored);
+                unflushed += chars;
+            }
+            streamLock.unlock();
+        }
+        parts.registry().drainPending();
+        StreamerCounters counters = parts.counters();
+        for (int i = 0; i < n; i++) {
+            if (run[i] instanceof CommitMessage) {
+                counters.transactionForwarded(runEntries[i].watermark());
+            } else if (run[i] instanceof DataMessage) {
                 counters.changeForwarded();
             }
-            if (broadcast != null) {
-                // Wait for the oldest flush once the window is full, not for this one: the round
-                // trip to the subscribers then overlaps forwarding instead of pausing it at every
-                // flush (upstream waits for each, a window of 1).
-                long waited = forwarder.awaitWindow(flowControlWindow);
-                if (waited > 0) {
-                    counters.flowControlWaited(waited);
-                }
+            run[i] = null;
+            runEntries[i] = null;
+        }
+        if (broadcast != null) {
+            // Wait for the oldest flush once the window is full, not for this one: the round
+            // trip to the subscribers then overlaps forwarding instead of pausing it at every
+            // flush (upstream waits for each, a window of 1).
+            long waited = forwarder.awaitWindow(flowControlWindow);
+            if (waited > 0) {
+                counters.flowControlWaited(waited);
             }
+        }
+    }
+
+    /** Checks {@code data}'s place in the stream and encodes it once, for the storer and all subscribers. */
+    private WatermarkedChange entry(ChangeStreamData data) throws UnrecoverableStreamException {
+        String watermark = sequencer.watermarkOf(data);
+        String tag = data instanceof DataMessage d ? d.change().tag() : data.type();
+        return new WatermarkedChange(watermark, tag, parts.codec().encode(data));
+    }
+
+    /**
+     * {@link #entry} of a change read ahead, or {@code null} if the sequencer refuses it (or it
+     * cannot be encoded): the run before it is stored and forwarded first, and then the change is
+     * checked again on its own and fails the stream, as it would have without the run.
+     */
+    private WatermarkedChange entryOrNull(ChangeStreamData data) {
+        try {
+            return entry(data);
+        } catch (UnrecoverableStreamException | RuntimeException refused) {
+            return null;
         }
     }
 

@@ -1,6 +1,7 @@
 package org.zrm.changestreamer.internal;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -51,6 +52,8 @@ final class Subscriber {
     private long backlogBytes;
     private boolean initialized;
     private boolean rejected;
+    /** Scratch for {@link #sendUntracked(WatermarkedChange[], int)}: the changes that pass the filters. */
+    private final WatermarkedChange[] sendable = new WatermarkedChange[Forwarder.MAX_RUN];
 
     private volatile String acked;
     /** {@link #onAcked}, made once rather than per commit sent. */
@@ -117,6 +120,60 @@ final class Subscriber {
         offer(change);
     }
 
+    /**
+     * {@link #sendUntracked(WatermarkedChange)} of consecutive changes, under one lock of this
+     * subscriber and one of its outbox: the stream loop fans out runs of a transaction's changes.
+     * Only the last may end a transaction (the forwarder's rule), so the watermark check sees the
+     * same watermark as one change at a time would.
+     */
+    void sendUntracked(WatermarkedChange[] changes, int n) {
+        Throwable overflow = null;
+        synchronized (this) {
+            if (rejected) {
+                return;
+            }
+            if (backlog != null) {
+                for (int i = 0; i < n && overflow == null; i++) {
+                    if (changes[i].watermark().compareTo(watermark) > 0) {
+                        overflow = keep(changes[i]);
+                    }
+                }
+            } else {
+                int k = 0;
+                for (int i = 0; i < n; i++) {
+                    WatermarkedChange c = changes[i];
+                    if (c.watermark().compareTo(watermark) <= 0 || !supports(c.tag())) {
+                        continue;
+                    }
+                    if (c.isCommit()) {
+                        watermark = c.watermark();
+                    }
+                    sendable[k++] = c;
+                }
+                int appended = outbox.appendAll(sendable, k, ackedCommit);
+                if (appended < k && !outbox.isClosed()) {
+                    overflow = overflow(outbox.bufferedBytes() + sendable[appended].json().length());
+                }
+                Arrays.fill(sendable, 0, k, null);
+            }
+        }
+        if (overflow != null) {
+            fail(overflow);
+        }
+    }
+
+    /** Keeps a live change in the catch-up backlog; @return the overflow if the bound is hit, else {@code null} */
+    private Throwable keep(WatermarkedChange change) {
+        long size = change.json().length();
+        long buffered = outbox.bufferedBytes() + backlogBytes;
+        if (buffered > 0 && buffered + size > maxBufferedBytes) {
+            return overflow(buffered + size);
+        }
+        backlog.addLast(change);
+        backlogBytes += size;
+        return null;
+    }
+
     /** @return the appended message, or {@code null} if the change settled at once (filtered, kept, failed) */
     private Outbox.Message offer(WatermarkedChange change) {
         Throwable overflow = null;
@@ -126,14 +183,7 @@ final class Subscriber {
                 return null;
             }
             if (backlog != null) {
-                long size = change.json().length();
-                long buffered = outbox.bufferedBytes() + backlogBytes;
-                if (buffered > 0 && buffered + size > maxBufferedBytes) {
-                    overflow = overflow(buffered + size);
-                } else {
-                    backlog.addLast(change);
-                    backlogBytes += size;
-                }
+                overflow = keep(change);
             } else {
                 Object r = sendChange(change);
                 if (r instanceof Throwable t) {

@@ -120,25 +120,27 @@ final class FakeChangeSource implements ChangeSource, ChangeStreamerService.Sour
         @Override
         public ChangeStreamMessage take() throws ChangeSourceException, InterruptedException {
             while (true) {
-                if (closed) {
-                    throw new ChangeStreamClosedException("closed");
-                }
-                Object o = items.poll(20, TimeUnit.MILLISECONDS);
-                if (o instanceof ChangeSourceException e) {
-                    throw e;
-                }
-                if (o instanceof RuntimeException e) {
-                    throw e;
-                }
-                if (o != null) {
-                    return (ChangeStreamMessage) o;
+                ChangeStreamMessage m = poll(Duration.ofMillis(20));
+                if (m != null) {
+                    return m;
                 }
             }
         }
 
         @Override
         public ChangeStreamMessage poll(Duration timeout) throws ChangeSourceException, InterruptedException {
-            return take();
+            if (closed) {
+                throw new ChangeStreamClosedException("closed");
+            }
+            Object o = timeout.isNegative() || timeout.isZero() ? items.poll()
+                    : items.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            if (o instanceof ChangeSourceException e) {
+                throw e;
+            }
+            if (o instanceof RuntimeException e) {
+                throw e;
+            }
+            return (ChangeStreamMessage) o;
         }
 
         @Override

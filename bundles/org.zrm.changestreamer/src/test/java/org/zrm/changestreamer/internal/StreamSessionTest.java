@@ -156,6 +156,54 @@ class StreamSessionTest {
         assertFalse(storer.aborted, "no transaction was open");
     }
 
+    /**
+     * Everything is queued before the session starts, so the session gathers runs of what is
+     * waiting: a transaction longer than a run, a status between transactions, and the stream's end
+     * read while a run is gathered. Stored, forwarded and counted as one message at a time.
+     */
+    @Test
+    void changesAlreadyWaitingAreForwardedInRunsInStreamOrder() throws Exception {
+        Subscription sub = subscribe("s");
+        Object[] ids = new Object[3 * Forwarder.MAX_RUN + 5];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = "r" + i;
+        }
+        List<ChangeStreamMessage> msgs = new ArrayList<>(List.of(tx("03", ids)));
+        msgs.add(status("04", true));
+        msgs.addAll(List.of(tx("05", "x", "y")));
+        msgs.add(begin("07"));
+        msgs.add(insert("z"));
+        ChangeStreamClosedException end = new ChangeStreamClosedException("connection closed");
+
+        assertSame(end, run(end, msgs.toArray(ChangeStreamMessage[]::new)));
+        List<String> got = received(sub);
+        List<String> expected = new ArrayList<>(List.of(STATUS));
+        for (ChangeStreamMessage m : msgs) {
+            if (!(m instanceof ChangeStreamMessage.StatusMessage)) {
+                expected.add(Msgs.json(m));
+            }
+        }
+        expected.add(ROLLBACK);
+        assertEquals(expected, got);
+        assertEquals(2 + ids.length + 2 + 2 + 2, log.rows().size(), "the bootstrap, 03 and 05 are stored; 07 is not");
+        assertEquals("05,commit", log.rows().get(log.rows().size() - 1));
+        assertEquals(List.of("03", "04", "05"), acks());
+        assertEquals(2, counters.transactions());
+        assertEquals(ids.length + 2 + 1, counters.changes());
+    }
+
+    /** A change the sequencer refuses ends the stream, after the changes gathered before it. */
+    @Test
+    void aChangeRefusedInsideARunEndsTheStreamAfterTheChangesBeforeIt() throws Exception {
+        Subscription sub = subscribe("s");
+        Throwable why = run(new ChangeSourceException("not reached"), begin("05"), insert("a"), insert("b"),
+                Msgs.commit("06"));
+        assertInstanceOf(UnrecoverableStreamException.class, why);
+        assertEquals("commit watermark 06 does not match 'begin' watermark 05", why.getMessage());
+        assertEquals(List.of("status", "begin", "insert", "insert", "rollback"), tags(received(sub)));
+        assertTrue(log.storers.poll().aborted, "the partial transaction is dropped");
+    }
+
     @Test
     void anInterruptedTransactionIsRolledBackOnceToSubscribersAndTheStorer() throws Exception {
         Subscription sub = subscribe("s");

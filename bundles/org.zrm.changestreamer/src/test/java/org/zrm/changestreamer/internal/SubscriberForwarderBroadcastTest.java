@@ -148,6 +148,92 @@ class SubscriberForwarderBroadcastTest {
         }
     }
 
+    /**
+     * A run of changes (what the stream loop fans out at once) reaches a subscriber exactly as the
+     * same changes one at a time: the replay filter, the protocol filter, the catch-up backlog, the
+     * watermark and the acknowledged commit.
+     */
+    @Test
+    void aRunIsDeliveredAsItsChangesOneAtATimeWouldBe() throws Exception {
+        List<WatermarkedChange[]> runs = List.of(
+                new WatermarkedChange[] {c("03", "begin")},
+                new WatermarkedChange[] {c("03", "insert"), c("03", "commit")}, // a replay: filtered
+                new WatermarkedChange[] {c("07", "begin")},
+                new WatermarkedChange[] {c("07", "insert"), c("07", "update-table-metadata"), c("07", "commit")},
+                new WatermarkedChange[] {c("09", "begin")},
+                new WatermarkedChange[] {c("09", "insert")},
+                new WatermarkedChange[] {c("09", "rollback")});
+        for (int version : new int[] {4, 6}) {
+            for (boolean catchingUp : new boolean[] {false, true}) {
+                Subscriber single = sub("single", "03", version);
+                Subscriber batched = sub("batched", "03", version);
+                if (!catchingUp) {
+                    single.setCaughtUp();
+                    batched.setCaughtUp();
+                }
+                for (WatermarkedChange[] run : runs) {
+                    for (WatermarkedChange change : run) {
+                        single.sendUntracked(change);
+                    }
+                    batched.sendUntracked(run, run.length);
+                }
+                String what = "v" + version + (catchingUp ? ", catching up" : ", live");
+                assertEquals(single.backlogSnapshot(), batched.backlogSnapshot(), what);
+                single.setCaughtUp();
+                batched.setCaughtUp();
+                List<String> expected = drain(single);
+                assertEquals(expected, drain(batched), what);
+                assertEquals(version >= 5 ? 8 : 7, expected.size(), what + ": the v4 filter drops the metadata change");
+                assertEquals("07", batched.watermark(), what);
+                assertEquals("07", batched.acked(), what);
+            }
+        }
+    }
+
+    @Test
+    void aRunStopsAtTheByteBoundAndFailsTheSubscriber() throws Exception {
+        String big = "x".repeat(60);
+        WatermarkedChange[] run = {new WatermarkedChange("03", "insert", big), new WatermarkedChange("03", "insert", big)};
+        for (boolean catchingUp : new boolean[] {false, true}) {
+            Outbox outbox = new Outbox("s", 100, () -> { }, t -> { });
+            Subscriber s = new Subscriber(6, "s", ReplicatorMode.SERVING, "01", "01", outbox, () -> STATUS,
+                    new ProtocolCodec(), 100);
+            if (!catchingUp) {
+                s.setCaughtUp();
+                drain(s);
+            }
+            s.sendUntracked(run, 2);
+            assertTrue(outbox.isClosed(), "the second change passes the bound");
+            assertTrue(outbox.failure().orElseThrow() instanceof Outbox.BufferLimitException);
+            assertNull(outbox.take(), "nothing is delivered after the failure");
+        }
+    }
+
+    @Test
+    void aRunEndsATransactionOnlyAtItsEnd() throws Exception {
+        Forwarder f = new Forwarder(System::currentTimeMillis);
+        Subscriber early = sub("early", "01", 6);
+        Subscriber late = sub("late", "01", 6);
+        early.setCaughtUp();
+        late.setCaughtUp();
+        f.add(early);
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> f.forward(new WatermarkedChange[] {c("03", "commit"), c("05", "begin")}, 2));
+        assertEquals("change 1 of a run of 2 ends a transaction", refused.getMessage());
+        assertEquals(List.of(STATUS), drain(early), "a refused run sends nothing");
+
+        f.forward(new WatermarkedChange[] {c("03", "begin"), c("03", "insert")}, 2);
+        assertTrue(f.inTransaction(), "a begin inside a run opens the transaction");
+        f.add(late);
+        assertTrue(f.isQueued(late));
+        f.forward(new WatermarkedChange[] {c("03", "insert"), c("03", "commit")}, 2);
+        assertTrue(f.isActive(late), "queued subscribers join after the run that commits");
+        f.forward(new WatermarkedChange[] {c("05", "begin")}, 1);
+        f.forward(new WatermarkedChange[] {c("05", "commit")}, 1);
+        assertEquals(6, drain(early).size());
+        assertEquals(List.of(STATUS, c("05", "begin").json(), c("05", "commit").json()), drain(late));
+    }
+
     @Test
     void broadcastWithoutTrackingAndWithTracking() throws Exception {
         AtomicLong clock = new AtomicLong(1000);
