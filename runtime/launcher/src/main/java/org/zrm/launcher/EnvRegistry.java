@@ -106,7 +106,7 @@ public final class EnvRegistry {
             new EnvVar(BIND_ADDRESS, null, "address the change-streamer port binds to; default: every interface, as zero-cache", false),
             new EnvVar("ZRM_CUSTOM_ENDPOINT_API_KEY", null, "secret of the custom change-source endpoint /changes/v0/stream; unset: the endpoint is off", true),
             new EnvVar("ZRM_CHANGE_STREAMER_ALLOW", null, "comma-separated CIDRs allowed to open /replication/* connections; default: anyone", false),
-            new EnvVar("ZRM_SUBSCRIBER_MAX_BUFFERED_BYTES", "67108864", "unconsumed bytes one subscriber may hold before it is disconnected (it reconnects and catches up); at least 131072", false),
+            new EnvVar("ZRM_SUBSCRIBER_MAX_BUFFERED_BYTES", "67108864", "unconsumed bytes one subscriber may hold; beyond it a live one is disconnected (it reconnects and catches up), one still catching up is caught up again from the change log; at least 131072", false),
             new EnvVar(ZRM_HOME, null, "project folder; default: derived from the launcher jar's location", false),
             new EnvVar(ZRM_CONFIG_DIR, null, "watched .cfg folder; default: <project>/conf, seeded from runtime/conf", false),
             new EnvVar(ZRM_DEPLOY_DIR, null, "hot-deploy bundle folder; default: <project>/deploy", false),

@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zrm.changelog.CatchupCursor;
@@ -40,8 +41,13 @@ final class CatchupRunner implements CatchupHandler {
         void backupBehind(Subscriber sub, WatermarkTooOldException e);
     }
 
-    /** A subscriber waiting in the storer queue for its snapshot. */
-    record Request(Subscriber subscriber, String replicaVersion) implements CatchupRequest {
+    /**
+     * A subscriber waiting in the storer queue for its snapshot.
+     *
+     * @param from the watermark to catch up from: the one it subscribed with, or where its last
+     *     round ended
+     */
+    record Request(Subscriber subscriber, String replicaVersion, String from) implements CatchupRequest {
         @Override
         public void fail(Exception cause) {
             LOG.info("change-streamer: catch-up of subscriber {} cancelled: {}", subscriber.id, cause.getMessage());
@@ -52,11 +58,18 @@ final class CatchupRunner implements CatchupHandler {
     private final Executor executor;
     private final long maxBufferedBytes;
     private final BackupBehindHandler backupBehind;
+    private final Consumer<Subscriber> anotherRound;
 
-    CatchupRunner(Executor executor, long maxBufferedBytes, BackupBehindHandler backupBehind) {
+    /**
+     * @param anotherRound asks for another catch-up round of a subscriber whose backlog was dropped
+     *     (see {@link Subscriber}); it must not block
+     */
+    CatchupRunner(Executor executor, long maxBufferedBytes, BackupBehindHandler backupBehind,
+            Consumer<Subscriber> anotherRound) {
         this.executor = executor;
         this.maxBufferedBytes = maxBufferedBytes;
         this.backupBehind = backupBehind;
+        this.anotherRound = anotherRound;
     }
 
     @Override
@@ -97,7 +110,7 @@ final class CatchupRunner implements CatchupHandler {
         }
         long started = System.nanoTime();
         int sent = 0;
-        try (CatchupCursor cursor = snapshot.catchup(request.replicaVersion(), sub.requestedWatermark)) {
+        try (CatchupCursor cursor = snapshot.catchup(request.replicaVersion(), request.from())) {
             // Paced by consumption with one batch of slack: before batch k+1 is sent, the subscriber
             // must have consumed batch k-1 (upstream waits for batch k, which leaves the socket idle
             // while the last batch's acks travel back). So at most the batch being sent, the one
@@ -136,15 +149,24 @@ final class CatchupRunner implements CatchupHandler {
             }
             if (cursor.foundStart()) {
                 await(last);
-                LOG.info("change-streamer: caught up subscriber {} from {} to {} with {} changes in {} ms", sub.id,
-                        sub.requestedWatermark, snapshot.lastWatermark(), sent, (System.nanoTime() - started) / 1_000_000);
             } else {
                 // Changes are forwarded before they are stored, so a subscriber may be ahead of the
                 // durable log (INC-783); live changes at or below its watermark are filtered.
                 LOG.warn("change-streamer: subscriber {} at {} is ahead of the change log ({}); streaming live changes",
-                        sub.id, sub.requestedWatermark, snapshot.lastWatermark());
+                        sub.id, request.from(), snapshot.lastWatermark());
             }
-            sub.setCaughtUp();
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            if (sub.setCaughtUp()) {
+                if (cursor.foundStart()) {
+                    LOG.info("change-streamer: caught up subscriber {} from {} to {} with {} changes in {} ms", sub.id,
+                            request.from(), snapshot.lastWatermark(), sent, millis);
+                }
+            } else {
+                LOG.info("change-streamer: subscriber {} fell more than its byte bound behind the live stream while"
+                        + " catching up from {} to {} ({} changes in {} ms); catching it up again from {}", sub.id,
+                        request.from(), snapshot.lastWatermark(), sent, millis, sub.watermark());
+                anotherRound.accept(sub);
+            }
         } catch (WatermarkTooOldException e) {
             if (sub.mode == ReplicatorMode.SERVING) {
                 LOG.warn("change-streamer: subscriber {}: {}", sub.id, e.getMessage());
@@ -155,7 +177,7 @@ final class CatchupRunner implements CatchupHandler {
         } catch (WrongReplicaVersionException e) {
             sub.close(ErrorType.WRONG_REPLICA_VERSION, e.getMessage());
         } catch (ChangeLogException e) {
-            LOG.error("change-streamer: catch-up of subscriber {} from {} failed: {}", sub.id, sub.requestedWatermark,
+            LOG.error("change-streamer: catch-up of subscriber {} from {} failed: {}", sub.id, request.from(),
                     e.getMessage(), e);
             sub.fail(e);
         } catch (InterruptedException e) {

@@ -75,9 +75,10 @@ public @interface ChangeStreamerConfig {
     double changeStreamer_flowControlConsensusPaddingSeconds() default 1;
 
     @AttributeDefinition(name = "Subscriber buffer bound (bytes)", min = "131072",
-            description = "Unconsumed bytes one subscriber may hold; beyond it the subscriber is disconnected (it"
-                    + " reconnects and catches up from the change log) so that it cannot exhaust the heap. At least"
-                    + " 131072 (twice the 64 KiB flow-control flush threshold)")
+            description = "Unconsumed bytes one subscriber may hold, so that it cannot exhaust the heap. Beyond it a"
+                    + " live subscriber is disconnected (it reconnects and catches up from the change log); one still"
+                    + " catching up that keeps reading drops the live changes it kept and is caught up again from the"
+                    + " change log without a disconnect. At least 131072 (twice the 64 KiB flow-control flush threshold)")
     long changeStreamer_subscriberMaxBufferedBytes() default StreamerSettings.DEFAULT_SUBSCRIBER_MAX_BUFFERED_BYTES;
 
     @AttributeDefinition(name = "Catch-up threads", min = "1",

@@ -125,7 +125,7 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
         this.catchupExecutor = pool;
         // The supervisor exists before any catch-up can run: catch-ups start only once it streams.
         CatchupRunner catchup = new CatchupRunner(catchupExecutor, settings.subscriberMaxBufferedBytes(),
-                (sub, e) -> supervisor().backupBehind(sub, e));
+                (sub, e) -> supervisor().backupBehind(sub, e), registry::catchUpAgain);
         CleanupTimer timer = cleanupTimer != null ? cleanupTimer : (task, delay) -> {
             ScheduledFuture<?> f = timers.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
             return () -> f.cancel(false);

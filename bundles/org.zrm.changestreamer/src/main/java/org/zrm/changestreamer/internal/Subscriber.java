@@ -26,6 +26,21 @@ import org.zrm.protocol.subscriber.SubscriptionError;
  * <p>The first message of a valid v2+ subscription is a {@code status}, sent once the watermark is
  * validated (first catch-up row or {@link #setCaughtUp()}).
  *
+ * <p><b>A backlog over the byte bound</b>, of a subscriber that has consumed messages since it
+ * subscribed (or since its backlog was last dropped), is dropped, and the subscriber stays
+ * connected: a subscriber still catching up when a bulk load streams past it (it joined late, or
+ * reconnected) would otherwise be disconnected, reconnect at its last commit, be sent again
+ * everything from there, and fall behind again, over and over while the load lasts. Everything
+ * dropped is in the change log, since a change is forwarded only together with its enqueueing to
+ * the storer. The live changes from then on are left to the log as well, and the round in progress
+ * ends without going live ({@link #setCaughtUp()} returns {@code false}): the subscriber is caught
+ * up again from its watermark, which the round left at a commit, in a new round
+ * ({@link #startRound()}). So memory stays within the bound, nothing is sent twice, and every
+ * round starts where the last one ended. A subscriber that has consumed nothing meanwhile is
+ * disconnected at its bound, as a live subscriber over its bound is ({@link Outbox}): one that
+ * stopped reading should not hold a catch-up thread and a pinned snapshot until its liveness
+ * check ends it.
+ *
  * <p><b>Threading.</b> Live sends come from the stream loop, catch-up from a catch-up thread;
  * state is guarded by {@code this}. Failing or closing never happens while holding that lock,
  * because it calls back into the forwarder.
@@ -38,7 +53,6 @@ final class Subscriber {
     final String id;
     final int protocolVersion;
     final ReplicatorMode mode;
-    final String requestedWatermark;
     final String replicaVersion;
     final long connectedAtMillis = System.currentTimeMillis();
     private final Outbox outbox;
@@ -52,6 +66,10 @@ final class Subscriber {
     private long backlogBytes;
     private boolean initialized;
     private boolean rejected;
+    /** The backlog went over the bound in this catch-up round: live changes are left to the next round. */
+    private boolean backlogDropped;
+    /** Messages the client had consumed when its backlog was last dropped. */
+    private long consumedAtLastDrop;
     /** Scratch for {@link #sendUntracked(WatermarkedChange[], int)}: the changes that pass the filters. */
     private final WatermarkedChange[] sendable = new WatermarkedChange[Forwarder.MAX_RUN];
 
@@ -66,7 +84,6 @@ final class Subscriber {
         this.protocolVersion = protocolVersion;
         this.id = id;
         this.mode = mode;
-        this.requestedWatermark = watermark;
         this.watermark = watermark;
         this.acked = watermark;
         this.outbox = outbox;
@@ -162,12 +179,29 @@ final class Subscriber {
         }
     }
 
-    /** Keeps a live change in the catch-up backlog; @return the overflow if the bound is hit, else {@code null} */
+    /**
+     * Keeps a live change in the catch-up backlog; at the bound, drops the backlog if the client
+     * has consumed messages since the last drop (see the class description), after which live
+     * changes are not kept until the next round.
+     *
+     * @return the overflow that disconnects a client that has consumed nothing, else {@code null}
+     */
     private Throwable keep(WatermarkedChange change) {
+        if (backlogDropped) {
+            return null;
+        }
         long size = change.json().length();
         long buffered = outbox.bufferedBytes() + backlogBytes;
         if (buffered > 0 && buffered + size > maxBufferedBytes) {
-            return overflow(buffered + size);
+            long consumed = outbox.consumedMessages();
+            if (consumed == consumedAtLastDrop) {
+                return overflow(buffered + size);
+            }
+            consumedAtLastDrop = consumed;
+            backlog.clear();
+            backlogBytes = 0;
+            backlogDropped = true;
+            return null;
         }
         backlog.addLast(change);
         backlogBytes += size;
@@ -249,14 +283,23 @@ final class Subscriber {
         return (Outbox.Message) r;
     }
 
-    /** Ends catch-up: sends the status if not yet sent and flushes the backlog, in order. */
-    void setCaughtUp() {
+    /**
+     * Ends a catch-up round: sends the status if not yet sent, then, unless the backlog was
+     * dropped, flushes it in order and switches to live sends.
+     *
+     * @return {@code false} if the backlog was dropped in this round: the subscriber is still
+     *     catching up and needs another round from its {@link #watermark()}
+     */
+    boolean setCaughtUp() {
         Throwable overflow = null;
         synchronized (this) {
             if (rejected || backlog == null) {
-                return;
+                return true;
             }
             initialize();
+            if (backlogDropped) {
+                return false;
+            }
             // Upstream flushes the backlog without flow control; it is bounded by maxBufferedBytes.
             ArrayDeque<WatermarkedChange> pending = backlog;
             backlog = null;
@@ -270,6 +313,21 @@ final class Subscriber {
         }
         if (overflow != null) {
             fail(overflow);
+        }
+        return true;
+    }
+
+    /**
+     * Starts another catch-up round after one whose backlog was dropped: the backlog keeps live
+     * changes again, from the stream position the new round's snapshot is pinned at (the caller
+     * holds the stream lock and asks the storer for that snapshot). For a new subscriber it changes
+     * nothing.
+     */
+    synchronized void startRound() {
+        if (backlog != null) {
+            backlog.clear();
+            backlogBytes = 0;
+            backlogDropped = false;
         }
     }
 

@@ -207,9 +207,29 @@ final class SubscriberRegistry {
                 rejectReplicaVersion(sub, ours);
                 continue;
             }
+            // Another round of a subscriber already registered joins again as a new one does: at the
+            // stream position of its snapshot, and after the transaction open there.
+            forwarder.remove(sub);
+            sub.startRound();
             forwarder.add(sub);
-            storer.enqueueCatchup(new CatchupRunner.Request(sub, ours));
+            storer.enqueueCatchup(new CatchupRunner.Request(sub, ours, sub.watermark()));
         }
+    }
+
+    /**
+     * Queues another catch-up round of a registered subscriber whose backlog was dropped (see
+     * {@link Subscriber}): it is registered again, from its watermark, like a new subscriber but
+     * outside the bound of waiting registrations (it is not a new connection). Never blocks.
+     */
+    void catchUpAgain(Subscriber sub) {
+        pendingCount.incrementAndGet();
+        pending.add(sub);
+        Throwable end = ended;
+        if (end != null) {
+            failPending(end);
+            return;
+        }
+        drainPending();
     }
 
     /** Removes a subscriber that unsubscribed ({@code cause == null}) or failed; from any thread. */

@@ -31,7 +31,7 @@ class CatchupRunnerTest {
         Outbox outbox = new Outbox(id, 1 << 20, () -> { }, failures::add);
         Subscriber sub = new Subscriber(6, id, ReplicatorMode.SERVING, "01", "02", outbox, () -> "[\"status\",{}]",
                 new ProtocolCodec(), 1 << 20);
-        return new CatchupRunner.Request(sub, "01");
+        return new CatchupRunner.Request(sub, "01", "02");
     }
 
     private static class Snapshot implements CatchupSnapshot {
@@ -66,7 +66,7 @@ class CatchupRunnerTest {
                 }
             });
             pool.execute(() -> { }); // the one queue slot
-            CatchupRunner runner = new CatchupRunner(pool, 1 << 20, (s, e) -> { });
+            CatchupRunner runner = new CatchupRunner(pool, 1 << 20, (s, e) -> { }, s -> { });
             Snapshot snapshot = new Snapshot();
             List<CatchupRequest> requests = List.of(request("a"), request("b"));
             runner.startCatchup(snapshot, requests);
@@ -84,7 +84,7 @@ class CatchupRunnerTest {
         ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1));
         pool.shutdown();
         Snapshot snapshot = new Snapshot();
-        new CatchupRunner(pool, 1 << 20, (s, e) -> { }).startCatchup(snapshot, List.of(request("a")));
+        new CatchupRunner(pool, 1 << 20, (s, e) -> { }, s -> { }).startCatchup(snapshot, List.of(request("a")));
         assertEquals(1, snapshot.closes);
         assertEquals("change streamer is shutting down", failures.get(0).getMessage());
     }
@@ -157,7 +157,8 @@ class CatchupRunnerTest {
             return t;
         });
         try {
-            new CatchupRunner(pool, bound, (s, e) -> { }).startCatchup(snapshot, List.of(new CatchupRunner.Request(sub, "01")));
+            new CatchupRunner(pool, bound, (s, e) -> { }, s -> { }).startCatchup(snapshot,
+                    List.of(new CatchupRunner.Request(sub, "01", "01")));
             List<String> seen = new ArrayList<>();
             long largest = 0;
             while (seen.size() < 200) {
@@ -187,6 +188,127 @@ class CatchupRunnerTest {
             long oneMessage = seen.stream().mapToLong(String::length).max().orElseThrow();
             assertTrue(largest <= bound / 2 + oneMessage, "buffered " + largest + " against half the bound " + bound / 2);
             assertTrue(largest > bound / 4, "the reader never filled the outbox to a quarter of the bound: " + largest);
+            assertTrue(failures.isEmpty(), "" + failures);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** A cursor over whole transactions {@code watermarks}, each a begin, one insert and a commit. */
+    private static CatchupCursor transactions(String... watermarks) {
+        return new CatchupCursor() {
+            private boolean served;
+
+            @Override
+            public List<ChangeLogEntry> nextBatch() {
+                List<ChangeLogEntry> out = new ArrayList<>();
+                if (!served) {
+                    served = true;
+                    for (String w : watermarks) {
+                        out.add(new ChangeLogEntry(w, 0, "begin", "{\"tag\":\"begin\"}", null));
+                        out.add(new ChangeLogEntry(w, 1, "insert", insert(w, 1, ""), null));
+                        out.add(new ChangeLogEntry(w, 2, "commit", "{\"tag\":\"commit\"}", null));
+                    }
+                }
+                return out;
+            }
+
+            @Override
+            public boolean foundStart() {
+                return true;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    /**
+     * A subscriber whose backlog went over its bound while it caught up is not disconnected, nor
+     * taken live with a hole: the round ends at its snapshot's last commit, and the runner asks for
+     * another round from there. The next round, from that watermark, then takes it live.
+     */
+    @Test
+    void aRoundWhoseBacklogWasDroppedAsksForAnotherRoundFromWhereItEnded() throws Exception {
+        long bound = 1_000;
+        Outbox outbox = new Outbox("late", bound, () -> { }, failures::add);
+        Subscriber sub = new Subscriber(6, "late", ReplicatorMode.SERVING, "01", "01", outbox, () -> "[\"status\",{}]",
+                new ProtocolCodec(), bound);
+        outbox.append("[\"status\",{\"earlier\":1}]", null, null);
+        outbox.take().consumed(); // a client that reads, if more slowly than the stream goes
+        String big = "[\"data\",{\"tag\":\"insert\",\"p\":\"" + "x".repeat(600) + "\"}]";
+        sub.sendUntracked(new WatermarkedChange("05", "insert", big));
+        sub.sendUntracked(new WatermarkedChange("05", "insert", big)); // over the bound: the backlog is dropped
+        assertTrue(failures.isEmpty(), "not disconnected: " + failures);
+        assertEquals(List.of(), sub.backlogSnapshot());
+
+        List<String> froms = new ArrayList<>();
+        List<Subscriber> again = new ArrayList<>();
+        CountDownLatch asked = new CountDownLatch(1);
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1));
+        try {
+            CatchupRunner runner = new CatchupRunner(pool, bound, (s, e) -> { }, s -> {
+                again.add(s);
+                asked.countDown();
+            });
+            runner.startCatchup(new Snapshot() {
+                @Override
+                public String lastWatermark() {
+                    return "04";
+                }
+
+                @Override
+                public CatchupCursor catchup(String replicaVersion, String watermark) {
+                    froms.add(watermark);
+                    return transactions("03", "04");
+                }
+            }, List.of(new CatchupRunner.Request(sub, "01", "01")));
+            List<String> got = new ArrayList<>();
+            while (asked.getCount() > 0 || outbox.pendingMessages() > 0) {
+                SubscriptionMessage m = outbox.poll();
+                if (m != null) {
+                    got.add(m.json());
+                    m.consumed();
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+            assertEquals(List.of(sub), again);
+            assertEquals(List.of("01"), froms);
+            assertEquals(7, got.size(), "the status and two transactions: " + got);
+            assertTrue(sub.isCatchingUp(), "not live: the live changes since the drop are in the change log only");
+            assertEquals("04", sub.watermark(), "the next round starts at the last commit sent");
+
+            // The next round, as the registry starts it: a fresh backlog, a request from the watermark.
+            sub.startRound();
+            sub.sendUntracked(new WatermarkedChange("06", "begin", "[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"06\"}]"));
+            new CatchupRunner(pool, bound, (s, e) -> { }, s -> { }).startCatchup(new Snapshot() {
+                @Override
+                public String lastWatermark() {
+                    return "05";
+                }
+
+                @Override
+                public CatchupCursor catchup(String replicaVersion, String watermark) {
+                    froms.add(watermark);
+                    return transactions("05");
+                }
+            }, List.of(new CatchupRunner.Request(sub, "01", sub.watermark())));
+            List<String> tags = new ArrayList<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (tags.size() < 4) {
+                assertTrue(System.nanoTime() < deadline, "second round delivered " + tags);
+                SubscriptionMessage m = outbox.poll();
+                if (m != null) {
+                    tags.add(m.json().substring(2, m.json().indexOf('"', 2)));
+                    m.consumed();
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+            assertEquals(List.of("01", "04"), froms);
+            assertEquals(List.of("begin", "data", "commit", "begin"), tags, "round two, then the kept live begin");
             assertTrue(failures.isEmpty(), "" + failures);
         } finally {
             pool.shutdownNow();

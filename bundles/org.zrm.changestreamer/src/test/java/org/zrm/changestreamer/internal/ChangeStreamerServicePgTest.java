@@ -479,6 +479,59 @@ class ChangeStreamerServicePgTest {
         }
     }
 
+    /**
+     * A subscriber still catching up when a burst streams past it goes over its byte bound: as it
+     * has read something, it stays connected, its backlog is dropped, and it is caught up again
+     * from where its round ended, so it receives every transaction once, in order. (It used to be disconnected, and a
+     * client reconnecting at its last commit during a long load fell behind again and again.)
+     */
+    @Test
+    void aSubscriberOverItsBoundWhileCatchingUpStaysAndGetsEverythingOnce() throws Exception {
+        tearDown();
+        this.log = new PgChangeLog(StorerSettings.of(db.uri(), "zoro", SHARDS.incrementAndGet()));
+        start(StreamerSettings.defaults("task-id", "a:1").withStartupDelay(Duration.ZERO)
+                .withSubscriberMaxBufferedBytes(256 << 10).withFlowControl(0, 65536, Duration.ofMillis(50)));
+        awaitStreaming();
+        int before = 100;
+        int burst = 200;
+        List<String> expected = new ArrayList<>();
+        Subscription late = null;
+        try (Drain ok = new Drain(subscribe("ok", "01"))) {
+            assertEquals("status", tag(ok.next()));
+            for (int i = 0; i < before + burst; i++) {
+                if (i == before) {
+                    // Forwarded, so in the storer's queue ahead of late's catch-up: 200 KB to catch
+                    // up, more than the half bound a round sends unconsumed.
+                    ok.next(3 * before);
+                    late = subscribe("late", "01");
+                    // It reads (the status that opens its catch-up), then nothing while the burst of
+                    // 400 KB, more than its whole bound, goes by.
+                    SubscriptionMessage status = late.take();
+                    assertEquals("status", tag(status.json()));
+                    status.consumed();
+                }
+                String w = org.zrm.watermark.LexiVersion.encode(100 + i);
+                expected.add(w);
+                source.push(tx(w, "row-" + i + "-".repeat(2000)));
+            }
+            assertEquals(expected.get(expected.size() - 1), commitWatermark(ok.next(3 * burst).get(3 * burst - 1)));
+            assertTrue(late.failure().isEmpty(), "" + late.failure());
+            try (Drain d = new Drain(late)) {
+                List<String> commits = new ArrayList<>();
+                while (commits.size() < expected.size()) {
+                    String w = commitWatermark(d.next());
+                    if (w != null) {
+                        commits.add(w);
+                    }
+                }
+                assertEquals(expected, commits);
+                assertNull(d.poll(50), "nothing twice");
+                assertTrue(late.failure().isEmpty(), "" + late.failure());
+                assertEquals(2, streamer.subscribers().size());
+            }
+        }
+    }
+
     @Test
     void catchupConcurrentWithLiveHasNoGapsOrDuplicates() throws Exception {
         awaitStreaming();

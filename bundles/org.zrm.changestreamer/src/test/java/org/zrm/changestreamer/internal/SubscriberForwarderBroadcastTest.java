@@ -190,23 +190,49 @@ class SubscriberForwarderBroadcastTest {
         }
     }
 
+    /**
+     * At the byte bound a live subscriber is disconnected (to catch up from the change log when it
+     * reconnects), and so is one still catching up that has consumed nothing; one catching up that
+     * has consumed messages drops its backlog and stays: its round ends without going live, and the
+     * next round starts from its watermark with an empty backlog.
+     */
     @Test
-    void aRunStopsAtTheByteBoundAndFailsTheSubscriber() throws Exception {
+    void aRunOverTheByteBoundFailsALiveOrStalledSubscriberAndDropsAProgressingOnesBacklog() throws Exception {
         String big = "x".repeat(60);
         WatermarkedChange[] run = {new WatermarkedChange("03", "insert", big), new WatermarkedChange("03", "insert", big)};
-        for (boolean catchingUp : new boolean[] {false, true}) {
-            Outbox outbox = new Outbox("s", 100, () -> { }, t -> { });
-            Subscriber s = new Subscriber(6, "s", ReplicatorMode.SERVING, "01", "01", outbox, () -> STATUS,
-                    new ProtocolCodec(), 100);
-            if (!catchingUp) {
-                s.setCaughtUp();
-                drain(s);
-            }
-            s.sendUntracked(run, 2);
-            assertTrue(outbox.isClosed(), "the second change passes the bound");
-            assertTrue(outbox.failure().orElseThrow() instanceof Outbox.BufferLimitException);
-            assertNull(outbox.take(), "nothing is delivered after the failure");
-        }
+        Outbox liveOutbox = new Outbox("live", 100, () -> { }, t -> { });
+        Subscriber live = new Subscriber(6, "live", ReplicatorMode.SERVING, "01", "01", liveOutbox, () -> STATUS,
+                new ProtocolCodec(), 100);
+        live.setCaughtUp();
+        drain(live);
+        live.sendUntracked(run, 2);
+        assertTrue(liveOutbox.isClosed(), "the second change passes the bound");
+        assertTrue(liveOutbox.failure().orElseThrow() instanceof Outbox.BufferLimitException);
+        assertNull(liveOutbox.take(), "nothing is delivered after the failure");
+
+        Outbox stalledOutbox = new Outbox("stalled", 100, () -> { }, t -> { });
+        Subscriber stalled = new Subscriber(6, "stalled", ReplicatorMode.SERVING, "01", "01", stalledOutbox,
+                () -> STATUS, new ProtocolCodec(), 100);
+        stalled.sendUntracked(run, 2);
+        assertTrue(stalledOutbox.failure().orElseThrow() instanceof Outbox.BufferLimitException,
+                "catching up, but it has consumed nothing");
+
+        Outbox lateOutbox = new Outbox("late", 100, () -> { }, t -> { });
+        Subscriber late = new Subscriber(6, "late", ReplicatorMode.SERVING, "01", "01", lateOutbox, () -> STATUS,
+                new ProtocolCodec(), 100);
+        lateOutbox.append("[\"status\",{\"earlier\":1}]", null, null);
+        lateOutbox.take().consumed(); // the client reads
+        late.sendUntracked(run, 2);
+        late.sendUntracked(new WatermarkedChange("03", "commit", "[\"commit\"]"));
+        assertFalse(lateOutbox.isClosed(), "still connected");
+        assertEquals(List.of(), late.backlogSnapshot(), "the backlog is dropped, and nothing is kept after it");
+        assertFalse(late.setCaughtUp(), "the round ends without going live");
+        assertTrue(late.isCatchingUp());
+        late.startRound();
+        late.sendUntracked(new WatermarkedChange("05", "begin", "[\"begin\"]"));
+        assertEquals(1, late.backlogSnapshot().size(), "the next round keeps live changes again");
+        assertTrue(late.setCaughtUp());
+        assertEquals(List.of(STATUS, "[\"begin\"]"), drain(late));
     }
 
     @Test
