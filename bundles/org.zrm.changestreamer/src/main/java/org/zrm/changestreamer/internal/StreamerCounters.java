@@ -19,6 +19,7 @@ final class StreamerCounters {
     private final AtomicLong resets = new AtomicLong();
     private final AtomicLong subscriptions = new AtomicLong();
     private final AtomicLong droppedSubscribers = new AtomicLong();
+    private final AtomicLong repeatedCatchups = new AtomicLong();
     private final AtomicLong flowControlWaits = new AtomicLong();
     private final AtomicLong flowControlWaitNanos = new AtomicLong();
     private volatile String lastStoredWatermark;
@@ -76,6 +77,11 @@ final class StreamerCounters {
         droppedSubscribers.incrementAndGet();
     }
 
+    /** A subscriber fell more than its byte bound behind while catching up, and is caught up again. */
+    void catchupRepeated() {
+        repeatedCatchups.incrementAndGet();
+    }
+
     void flowControlWaited(long nanos) {
         flowControlWaits.incrementAndGet();
         flowControlWaitNanos.addAndGet(nanos);
@@ -116,6 +122,10 @@ final class StreamerCounters {
 
     long subscriptions() {
         return subscriptions.get();
+    }
+
+    long repeatedCatchups() {
+        return repeatedCatchups.get();
     }
 
     long droppedSubscribers() {

@@ -32,6 +32,9 @@ final class StreamerMetrics {
         sink.counter("zrm_changestreamer_subscribers_dropped_total",
                 "Subscribers disconnected by the streamer (buffer bound, protocol error, failure)", Map.of(),
                 snap.droppedSubscribers());
+        sink.counter("zrm_changestreamer_catchups_repeated_total",
+                "Catch-up rounds started again because the subscriber, still reading, fell more than its byte bound"
+                        + " behind the live stream while catching up", Map.of(), snap.repeatedCatchups());
         sink.counter("zrm_changestreamer_purged_rows_total", "Change-log rows purged", Map.of(), snap.purgedRows());
         sink.gauge("zrm_changestreamer_pending_cleanups", "Backed-up watermarks waiting to be purged", Map.of(),
                 snap.pendingCleanups().size());

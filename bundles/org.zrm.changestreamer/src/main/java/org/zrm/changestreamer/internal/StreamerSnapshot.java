@@ -28,6 +28,8 @@ import org.zrm.changelog.Storer;
  * @param resets in-process re-syncs
  * @param subscriptions subscriptions received
  * @param droppedSubscribers subscribers the streamer disconnected
+ * @param repeatedCatchups catch-up rounds started again because the subscriber fell more than its
+ *     byte bound behind the live stream while catching up
  * @param flowControlWindow the configured flow-control window
  * @param broadcastsInFlight tracked broadcasts not yet settled
  * @param flowControlWaits times the stream waited for the window
@@ -43,6 +45,7 @@ import org.zrm.changelog.Storer;
 record StreamerSnapshot(ChangeStreamerService.State state, String lastError, String taskID, String ownerAddress,
         String replicaVersion, String streamStartWatermark, String lastStoredWatermark, String lastAckedWatermark,
         long transactions, long changes, long restarts, long resets, long subscriptions, long droppedSubscribers,
+        long repeatedCatchups,
         int flowControlWindow, int broadcastsInFlight, long flowControlWaits, long flowControlWaitNanos,
         StorerView storer, List<SubscriberView> subscribers, int pendingSubscribers, List<String> pendingCleanups,
         long purgedRows, String lastForwardedCommit, LagTracker.View lag) {
@@ -120,6 +123,7 @@ record StreamerSnapshot(ChangeStreamerService.State state, String lastError, Str
         m.put("changes", changes);
         m.put("restarts", restarts);
         m.put("resets", resets);
+        m.put("repeatedCatchups", repeatedCatchups);
         Map<String, Object> fc = new LinkedHashMap<>();
         fc.put("window", flowControlWindow);
         fc.put("inFlight", broadcastsInFlight);

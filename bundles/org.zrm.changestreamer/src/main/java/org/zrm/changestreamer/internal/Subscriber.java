@@ -26,9 +26,8 @@ import org.zrm.protocol.subscriber.SubscriptionError;
  * <p>The first message of a valid v2+ subscription is a {@code status}, sent once the watermark is
  * validated (first catch-up row or {@link #setCaughtUp()}).
  *
- * <p><b>A backlog over the byte bound</b>, of a subscriber that has consumed messages since it
- * subscribed (or since its backlog was last dropped), is dropped, and the subscriber stays
- * connected: a subscriber still catching up when a bulk load streams past it (it joined late, or
+ * <p><b>A backlog over the byte bound</b>, of a subscriber that still reads, is dropped, and the
+ * subscriber stays connected: a subscriber still catching up when a bulk load streams past it (it joined late, or
  * reconnected) would otherwise be disconnected, reconnect at its last commit, be sent again
  * everything from there, and fall behind again, over and over while the load lasts. Everything
  * dropped is in the change log, since a change is forwarded only together with its enqueueing to
@@ -36,10 +35,11 @@ import org.zrm.protocol.subscriber.SubscriptionError;
  * ends without going live ({@link #setCaughtUp()} returns {@code false}): the subscriber is caught
  * up again from its watermark, which the round left at a commit, in a new round
  * ({@link #startRound()}). So memory stays within the bound, nothing is sent twice, and every
- * round starts where the last one ended. A subscriber that has consumed nothing meanwhile is
- * disconnected at its bound, as a live subscriber over its bound is ({@link Outbox}): one that
- * stopped reading should not hold a catch-up thread and a pinned snapshot until its liveness
- * check ends it.
+ * round starts where the last one ended. A subscriber that stopped reading (messages wait in its
+ * outbox, and it consumed none of them since the last drop) is disconnected at its bound, as a live
+ * subscriber over its bound is ({@link Outbox}): it should not hold a catch-up thread and a pinned
+ * snapshot until its liveness check ends it. After a drop, the live changes that pass it are still
+ * counted, so a client that stops reading later is found out one bound further on.
  *
  * <p><b>Threading.</b> Live sends come from the stream loop, catch-up from a catch-up thread;
  * state is guarded by {@code this}. Failing or closing never happens while holding that lock,
@@ -70,6 +70,8 @@ final class Subscriber {
     private boolean backlogDropped;
     /** Messages the client had consumed when its backlog was last dropped. */
     private long consumedAtLastDrop;
+    /** Characters of the live changes not kept since the backlog was dropped. */
+    private long passedBytes;
     /** Scratch for {@link #sendUntracked(WatermarkedChange[], int)}: the changes that pass the filters. */
     private final WatermarkedChange[] sendable = new WatermarkedChange[Forwarder.MAX_RUN];
 
@@ -180,31 +182,37 @@ final class Subscriber {
     }
 
     /**
-     * Keeps a live change in the catch-up backlog; at the bound, drops the backlog if the client
-     * has consumed messages since the last drop (see the class description), after which live
-     * changes are not kept until the next round.
+     * Keeps a live change in the catch-up backlog. At the bound, the backlog is dropped unless the
+     * client has stopped reading, and from then on until the next round live changes are only
+     * counted, so that a client that stops reading later in the round is still found out one bound
+     * further on (see the class description).
      *
-     * @return the overflow that disconnects a client that has consumed nothing, else {@code null}
+     * @return the overflow that disconnects a client that stopped reading, else {@code null}
      */
     private Throwable keep(WatermarkedChange change) {
-        if (backlogDropped) {
-            return null;
-        }
         long size = change.json().length();
-        long buffered = outbox.bufferedBytes() + backlogBytes;
+        long held = backlogDropped ? passedBytes : backlogBytes;
+        long buffered = outbox.bufferedBytes() + held;
         if (buffered > 0 && buffered + size > maxBufferedBytes) {
+            // Stopped reading: messages wait in its outbox, and it consumed none of them since the
+            // last drop. (An empty outbox means the catch-up has not sent anything yet.)
             long consumed = outbox.consumedMessages();
-            if (consumed == consumedAtLastDrop) {
+            if (consumed == consumedAtLastDrop && outbox.pendingMessages() > 0) {
                 return overflow(buffered + size);
             }
             consumedAtLastDrop = consumed;
             backlog.clear();
             backlogBytes = 0;
             backlogDropped = true;
+            passedBytes = 0; // the next bound is counted from here
             return null;
         }
-        backlog.addLast(change);
-        backlogBytes += size;
+        if (backlogDropped) {
+            passedBytes += size;
+        } else {
+            backlog.addLast(change);
+            backlogBytes += size;
+        }
         return null;
     }
 
@@ -328,6 +336,7 @@ final class Subscriber {
             backlog.clear();
             backlogBytes = 0;
             backlogDropped = false;
+            passedBytes = 0;
         }
     }
 

@@ -222,6 +222,7 @@ final class SubscriberRegistry {
      * outside the bound of waiting registrations (it is not a new connection). Never blocks.
      */
     void catchUpAgain(Subscriber sub) {
+        counters.catchupRepeated();
         pendingCount.incrementAndGet();
         pending.add(sub);
         Throwable end = ended;

@@ -493,7 +493,7 @@ class ChangeStreamerServicePgTest {
                 .withSubscriberMaxBufferedBytes(256 << 10).withFlowControl(0, 65536, Duration.ofMillis(50)));
         awaitStreaming();
         int before = 100;
-        int burst = 200;
+        int burst = 100;
         List<String> expected = new ArrayList<>();
         Subscription late = null;
         try (Drain ok = new Drain(subscribe("ok", "01"))) {
@@ -505,7 +505,8 @@ class ChangeStreamerServicePgTest {
                     ok.next(3 * before);
                     late = subscribe("late", "01");
                     // It reads (the status that opens its catch-up), then nothing while the burst of
-                    // 400 KB, more than its whole bound, goes by.
+                    // 200 KB goes by: with the half bound of catch-up it holds, more than its bound
+                    // (but less than twice, after which one that reads nothing is disconnected).
                     SubscriptionMessage status = late.take();
                     assertEquals("status", tag(status.json()));
                     status.consumed();
@@ -528,6 +529,7 @@ class ChangeStreamerServicePgTest {
                 assertNull(d.poll(50), "nothing twice");
                 assertTrue(late.failure().isEmpty(), "" + late.failure());
                 assertEquals(2, streamer.subscribers().size());
+                assertEquals(1L, streamer.status().get("repeatedCatchups"), "one more round");
             }
         }
     }

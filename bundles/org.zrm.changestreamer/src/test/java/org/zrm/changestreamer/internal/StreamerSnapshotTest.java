@@ -20,7 +20,7 @@ class StreamerSnapshotTest {
 
     private static StreamerSnapshot snapshot(List<String> pendingCleanups) {
         return new StreamerSnapshot(State.STREAMING, null, "task", "host:4849", "01", "02", "07", "06", 5, 12, 1, 0,
-                3, 1, 16, 2, 4, 2_500_000_000L, new StorerView(100, 1000, true, 3),
+                3, 1, 7, 16, 2, 4, 2_500_000_000L, new StorerView(100, 1000, true, 3),
                 List.of(new SubscriberView("a", "serving", 6, "07", "06", false, 40L, 2, 300, 16L, 1_500L, false),
                         new SubscriberView("b", "backup", 5, "01", "01", true, null, 0, 0, null, null, false)),
                 1, pendingCleanups, 9, "07", new LagTracker.View(3, 20L, 5L, 30L, 4_000L, 1_000L));
@@ -31,10 +31,11 @@ class StreamerSnapshotTest {
         Map<String, Object> m = snapshot(List.of("05")).toStatus();
         assertEquals(List.of("state", "lastError", "taskID", "ownerAddress", "replicaVersion", "streamStartWatermark",
                 "lastStoredWatermark", "lastAckedWatermark", "transactions", "changes", "restarts", "resets",
-                "flowControl", "storer", "subscribers", "pendingSubscribers", "pendingCleanups", "purgedRows",
+                "repeatedCatchups", "flowControl", "storer", "subscribers", "pendingSubscribers", "pendingCleanups", "purgedRows",
                 "lastForwardedCommit", "upstreamLag"),
                 List.copyOf(m.keySet()));
         assertEquals("streaming", m.get("state"));
+        assertEquals(7L, m.get("repeatedCatchups"));
         assertEquals(Map.of("window", 16, "inFlight", 2, "waits", 4L, "waitedMs", 2500L), m.get("flowControl"));
         assertEquals(Map.of("queuedBytes", 100L, "limitBytes", 1000L, "backPressure", true, "backPressureEvents", 3L),
                 m.get("storer"));
@@ -77,6 +78,7 @@ class StreamerSnapshotTest {
         assertEquals(-1.0, got.get("zrm_changestreamer_subscriber_ms_since_last_ack{id=b, mode=backup}"));
         assertEquals(2.0, got.get("zrm_changestreamer_subscribers{}"));
         assertEquals(9.0, got.get("zrm_changestreamer_purged_rows_total{}"));
+        assertEquals(7.0, got.get("zrm_changestreamer_catchups_repeated_total{}"));
         assertEquals(16.0, got.get("zrm_changestreamer_subscriber_lag_bytes{id=a, mode=serving}"));
         assertEquals(1.5, got.get("zrm_changestreamer_subscriber_lag_seconds{id=a, mode=serving}"));
         assertFalse(got.containsKey("zrm_changestreamer_subscriber_lag_bytes{id=b, mode=backup}"), "unknown is left out");

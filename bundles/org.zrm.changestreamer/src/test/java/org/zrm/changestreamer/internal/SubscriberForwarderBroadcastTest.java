@@ -213,9 +213,26 @@ class SubscriberForwarderBroadcastTest {
         Outbox stalledOutbox = new Outbox("stalled", 100, () -> { }, t -> { });
         Subscriber stalled = new Subscriber(6, "stalled", ReplicatorMode.SERVING, "01", "01", stalledOutbox,
                 () -> STATUS, new ProtocolCodec(), 100);
+        stalledOutbox.append("[\"status\",{}]", null, null); // its catch-up's first message, never read
         stalled.sendUntracked(run, 2);
         assertTrue(stalledOutbox.failure().orElseThrow() instanceof Outbox.BufferLimitException,
-                "catching up, but it has consumed nothing");
+                "catching up, but it stopped reading");
+
+        // Before its catch-up sent anything, nobody can tell: the backlog is dropped. Then its
+        // catch-up sends a message it never reads, and a bound's worth of live changes later, so
+        // it is disconnected after all.
+        Outbox waitingOutbox = new Outbox("waiting", 100, () -> { }, t -> { });
+        Subscriber waiting = new Subscriber(6, "waiting", ReplicatorMode.SERVING, "01", "01", waitingOutbox,
+                () -> STATUS, new ProtocolCodec(), 100);
+        waiting.sendUntracked(run, 2);
+        assertFalse(waitingOutbox.isClosed());
+        assertEquals(List.of(), waiting.backlogSnapshot());
+        waitingOutbox.append("[\"status\",{}]", null, null);
+        waiting.sendUntracked(run, 1);
+        assertFalse(waitingOutbox.isClosed(), "less than a bound since the drop");
+        waiting.sendUntracked(run, 1);
+        assertTrue(waitingOutbox.failure().orElseThrow() instanceof Outbox.BufferLimitException,
+                "a bound since the drop, and nothing read");
 
         Outbox lateOutbox = new Outbox("late", 100, () -> { }, t -> { });
         Subscriber late = new Subscriber(6, "late", ReplicatorMode.SERVING, "01", "01", lateOutbox, () -> STATUS,
