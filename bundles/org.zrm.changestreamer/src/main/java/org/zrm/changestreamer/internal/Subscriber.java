@@ -1,7 +1,6 @@
 package org.zrm.changestreamer.internal;
 
 import java.util.ArrayDeque;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -72,7 +71,12 @@ final class Subscriber {
     private long consumedAtLastDrop;
     /** Characters of the live changes not kept since the backlog was dropped. */
     private long passedBytes;
-    /** Scratch for {@link #sendUntracked(WatermarkedChange[], int)}: the changes that pass the filters. */
+    /**
+     * Scratch for {@link #sendUntracked(WatermarkedChange[], int)}: the changes that pass the
+     * filters. Not cleared after use: it keeps at most a run of changes that every subscriber
+     * shares anyway until the next run overwrites them, and clearing it was one more store per
+     * change and subscriber.
+     */
     private final WatermarkedChange[] sendable = new WatermarkedChange[Forwarder.MAX_RUN];
 
     private volatile String acked;
@@ -173,7 +177,6 @@ final class Subscriber {
                 if (appended < k && !outbox.isClosed()) {
                     overflow = overflow(outbox.bufferedBytes() + sendable[appended].json().length());
                 }
-                Arrays.fill(sendable, 0, k, null);
             }
         }
         if (overflow != null) {

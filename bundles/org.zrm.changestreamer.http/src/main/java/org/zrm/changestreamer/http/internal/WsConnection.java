@@ -3,7 +3,6 @@ package org.zrm.changestreamer.http.internal;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -77,7 +76,8 @@ abstract class WsConnection implements WebSocketWire.Peer {
     /**
      * Scratch for the batch being sent: each frame's characters and message bytes. The sending
      * thread only (one at a time, like {@link #lastFrameId}); the wire copies the bytes before
-     * {@link #emit} returns, and the bodies are cleared then.
+     * {@link #emit} returns. The bodies are not cleared: they are the encodings every subscriber
+     * shares, and the next batch overwrites them.
      */
     private final long[] frameChars = new long[SEND_BATCH];
     private final ByteBuffer[] bodies = new ByteBuffer[SEND_BATCH];
@@ -455,9 +455,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
         }
         unreportedFrames += n;
         unreportedChars += chars;
-        boolean appended = wire.sendTexts(firstId, bodies, frameChars, 0, n, (byte) Frame.END, flush);
-        Arrays.fill(bodies, 0, n, null);
-        if (!appended) {
+        if (!wire.sendTexts(firstId, bodies, frameChars, 0, n, (byte) Frame.END, flush)) {
             queued.release(chars); // the connection is closing: the frames are not sent, and never acked
         }
     }
