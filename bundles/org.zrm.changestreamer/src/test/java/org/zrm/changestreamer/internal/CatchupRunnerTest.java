@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -94,38 +95,38 @@ class CatchupRunnerTest {
     }
 
     /** A cursor over {@code batches} batches of {@code size} inserts at watermarks "03", "04", …. */
-    private static final class Batches implements CatchupCursor {
-        private final int batches;
-        private final int size;
-        private final String padding;
-        private int served;
-
-        Batches(int batches, int size, int rowChars) {
-            this.batches = batches;
-            this.size = size;
-            this.padding = "x".repeat(rowChars);
-        }
-
-        @Override
-        public List<ChangeLogEntry> nextBatch() {
-            List<ChangeLogEntry> out = new ArrayList<>();
-            if (served < batches) {
-                String w = String.format("%02d", 3 + served++);
-                for (int i = 0; i < size; i++) {
-                    out.add(new ChangeLogEntry(w, i + 1, "insert", insert(w, i + 1, padding), null));
-                }
+    private static CatchupCursor inserts(int batches, int size, int rowChars) {
+        String padding = "x".repeat(rowChars);
+        List<List<ChangeLogEntry>> all = new ArrayList<>();
+        for (int b = 0; b < batches; b++) {
+            String w = String.format("%02d", 3 + b);
+            List<ChangeLogEntry> batch = new ArrayList<>();
+            for (int i = 0; i < size; i++) {
+                batch.add(new ChangeLogEntry(w, i + 1, "insert", insert(w, i + 1, padding), null));
             }
-            return out;
+            all.add(batch);
         }
+        return cursor(all);
+    }
 
-        @Override
-        public boolean foundStart() {
-            return true;
-        }
+    /** A cursor that serves {@code batches} in order, then nothing, from the start it was asked for. */
+    private static CatchupCursor cursor(List<List<ChangeLogEntry>> batches) {
+        Iterator<List<ChangeLogEntry>> next = batches.iterator();
+        return new CatchupCursor() {
+            @Override
+            public List<ChangeLogEntry> nextBatch() {
+                return next.hasNext() ? next.next() : List.of();
+            }
 
-        @Override
-        public void close() {
-        }
+            @Override
+            public boolean foundStart() {
+                return true;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     /**
@@ -147,7 +148,7 @@ class CatchupRunnerTest {
 
             @Override
             public CatchupCursor catchup(String replicaVersion, String watermark) {
-                return new Batches(5, 40, 80);
+                return inserts(5, 40, 80);
             }
         };
         AtomicReference<Thread> reader = new AtomicReference<>();
@@ -194,34 +195,15 @@ class CatchupRunnerTest {
         }
     }
 
-    /** A cursor over whole transactions {@code watermarks}, each a begin, one insert and a commit. */
+    /** A cursor over whole transactions {@code watermarks}, each a begin, one insert and a commit, in one batch. */
     private static CatchupCursor transactions(String... watermarks) {
-        return new CatchupCursor() {
-            private boolean served;
-
-            @Override
-            public List<ChangeLogEntry> nextBatch() {
-                List<ChangeLogEntry> out = new ArrayList<>();
-                if (!served) {
-                    served = true;
-                    for (String w : watermarks) {
-                        out.add(new ChangeLogEntry(w, 0, "begin", "{\"tag\":\"begin\"}", null));
-                        out.add(new ChangeLogEntry(w, 1, "insert", insert(w, 1, ""), null));
-                        out.add(new ChangeLogEntry(w, 2, "commit", "{\"tag\":\"commit\"}", null));
-                    }
-                }
-                return out;
-            }
-
-            @Override
-            public boolean foundStart() {
-                return true;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        List<ChangeLogEntry> batch = new ArrayList<>();
+        for (String w : watermarks) {
+            batch.add(new ChangeLogEntry(w, 0, "begin", "{\"tag\":\"begin\"}", null));
+            batch.add(new ChangeLogEntry(w, 1, "insert", insert(w, 1, ""), null));
+            batch.add(new ChangeLogEntry(w, 2, "commit", "{\"tag\":\"commit\"}", null));
+        }
+        return cursor(List.of(batch));
     }
 
     /**

@@ -36,6 +36,13 @@ class SubscriberForwarderBroadcastTest {
         return new WatermarkedChange(w, tag, json);
     }
 
+    /** @return a live v6 subscriber at watermark 01, its status not yet taken */
+    private static Subscriber live(String id) {
+        Subscriber s = sub(id, "01", 6);
+        s.setCaughtUp();
+        return s;
+    }
+
     /** @return {@code n} live subscribers at watermark 01 whose status was consumed */
     private static List<Subscriber> caughtUp(int n) throws InterruptedException {
         List<Subscriber> subs = new ArrayList<>();
@@ -129,10 +136,8 @@ class SubscriberForwarderBroadcastTest {
     void forwarderQueuesSubscribersAddedDuringTransaction() throws Exception {
         for (String end : List.of("commit", "rollback")) {
             Forwarder f = new Forwarder(System::currentTimeMillis);
-            Subscriber early = sub("early", "01", 6);
-            Subscriber late = sub("late", "01", 6);
-            early.setCaughtUp();
-            late.setCaughtUp();
+            Subscriber early = live("early");
+            Subscriber late = live("late");
             f.add(early);
             f.forward(c("03", "begin"));
             f.add(late);
@@ -255,10 +260,8 @@ class SubscriberForwarderBroadcastTest {
     @Test
     void aRunEndsATransactionOnlyAtItsEnd() throws Exception {
         Forwarder f = new Forwarder(System::currentTimeMillis);
-        Subscriber early = sub("early", "01", 6);
-        Subscriber late = sub("late", "01", 6);
-        early.setCaughtUp();
-        late.setCaughtUp();
+        Subscriber early = live("early");
+        Subscriber late = live("late");
         f.add(early);
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
                 () -> f.forward(new WatermarkedChange[] {c("03", "commit"), c("05", "begin")}, 2));

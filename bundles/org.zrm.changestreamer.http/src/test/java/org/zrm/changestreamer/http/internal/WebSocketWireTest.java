@@ -227,17 +227,23 @@ class WebSocketWireTest {
     @Test
     void severalAcksInOneWriteAreAllRead() throws Exception {
         try (Raw raw = Raw.upgraded(server, CHANGES + QUERY)) {
-            FakeSubscription sub = server.streamer.nextSubscription();
-            FakeMessage[] m = new FakeMessage[3];
-            for (int i = 0; i < 3; i++) {
-                m[i] = sub.push("[\"rollback\",{\"tag\":\"rollback\"}]");
-                raw.readFrame();
-            }
+            FakeMessage[] m = threeFramesRead(raw);
             raw.write(concat(masked(0x81, ack(1)), masked(0x81, ack(2)), masked(0x81, ack(3))));
             assertTrue(m[2].awaitConsumed());
             assertTrue(m[0].isConsumed());
             assertTrue(m[1].isConsumed());
         }
+    }
+
+    /** Pushes three messages to the connection's subscription and reads their frames. */
+    private FakeMessage[] threeFramesRead(Raw raw) throws Exception {
+        FakeSubscription sub = server.streamer.nextSubscription();
+        FakeMessage[] m = new FakeMessage[3];
+        for (int i = 0; i < 3; i++) {
+            m[i] = sub.push("[\"rollback\",{\"tag\":\"rollback\"}]");
+            raw.readFrame();
+        }
+        return m;
     }
 
     /**
@@ -249,12 +255,7 @@ class WebSocketWireTest {
     @ValueSource(ints = {2, 9})
     void aBadAckAmongGoodOnesInOneWriteSettlesTheGoodOnesFirst(int bad) throws Exception {
         try (Raw raw = Raw.upgraded(server, CHANGES + QUERY)) {
-            FakeSubscription sub = server.streamer.nextSubscription();
-            FakeMessage[] m = new FakeMessage[3];
-            for (int i = 0; i < 3; i++) {
-                m[i] = sub.push("[\"rollback\",{\"tag\":\"rollback\"}]");
-                raw.readFrame();
-            }
+            FakeMessage[] m = threeFramesRead(raw);
             raw.write(concat(masked(0x81, ack(1)), masked(0x81, ack(2)), masked(0x81, ack(bad)),
                     masked(0x81, ack(3))));
             Frame close = raw.readFrame();
