@@ -207,6 +207,25 @@ class CatchupRunnerTest {
     }
 
     /**
+     * A snapshot of whole transactions {@code watermarks}, ending at the last; each catch-up from
+     * it adds the watermark it started from to {@code froms}.
+     */
+    private static CatchupSnapshot transactionsSnapshot(List<String> froms, String... watermarks) {
+        return new Snapshot() {
+            @Override
+            public String lastWatermark() {
+                return watermarks[watermarks.length - 1];
+            }
+
+            @Override
+            public CatchupCursor catchup(String replicaVersion, String watermark) {
+                froms.add(watermark);
+                return transactions(watermarks);
+            }
+        };
+    }
+
+    /**
      * A subscriber whose backlog went over its bound while it caught up is not disconnected, nor
      * taken live with a hole: the round ends at its snapshot's last commit, and the runner asks for
      * another round from there. The next round, from that watermark, then takes it live.
@@ -234,18 +253,7 @@ class CatchupRunnerTest {
                 again.add(s);
                 asked.countDown();
             });
-            runner.startCatchup(new Snapshot() {
-                @Override
-                public String lastWatermark() {
-                    return "04";
-                }
-
-                @Override
-                public CatchupCursor catchup(String replicaVersion, String watermark) {
-                    froms.add(watermark);
-                    return transactions("03", "04");
-                }
-            }, List.of(new CatchupRunner.Request(sub, "01", "01")));
+            runner.startCatchup(transactionsSnapshot(froms, "03", "04"), List.of(new CatchupRunner.Request(sub, "01", "01")));
             List<String> got = new ArrayList<>();
             while (asked.getCount() > 0 || outbox.pendingMessages() > 0) {
                 SubscriptionMessage m = outbox.poll();
@@ -265,18 +273,8 @@ class CatchupRunnerTest {
             // The next round, as the registry starts it: a fresh backlog, a request from the watermark.
             sub.startRound();
             sub.sendUntracked(new WatermarkedChange("06", "begin", "[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"06\"}]"));
-            new CatchupRunner(pool, bound, (s, e) -> { }, s -> { }).startCatchup(new Snapshot() {
-                @Override
-                public String lastWatermark() {
-                    return "05";
-                }
-
-                @Override
-                public CatchupCursor catchup(String replicaVersion, String watermark) {
-                    froms.add(watermark);
-                    return transactions("05");
-                }
-            }, List.of(new CatchupRunner.Request(sub, "01", sub.watermark())));
+            new CatchupRunner(pool, bound, (s, e) -> { }, s -> { }).startCatchup(transactionsSnapshot(froms, "05"),
+                    List.of(new CatchupRunner.Request(sub, "01", sub.watermark())));
             List<String> tags = new ArrayList<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (tags.size() < 4) {

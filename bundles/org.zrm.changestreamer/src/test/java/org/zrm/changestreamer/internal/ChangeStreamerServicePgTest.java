@@ -455,13 +455,18 @@ class ChangeStreamerServicePgTest {
         expectAcks("09");
     }
 
-    @Test
-    void subscriberOverItsByteBoundIsClosedAloneAndOthersGetEverything() throws Exception {
+    /** A fresh streamer on a fresh change log whose subscribers may each hold 256 KiB, streaming. */
+    private void restartWithA256KiBBound() throws Exception {
         tearDown();
         this.log = new PgChangeLog(StorerSettings.of(db.uri(), "zoro", SHARDS.incrementAndGet()));
         start(StreamerSettings.defaults("task-id", "a:1").withStartupDelay(Duration.ZERO)
                 .withSubscriberMaxBufferedBytes(256 << 10).withFlowControl(0, 65536, Duration.ofMillis(50)));
         awaitStreaming();
+    }
+
+    @Test
+    void subscriberOverItsByteBoundIsClosedAloneAndOthersGetEverything() throws Exception {
+        restartWithA256KiBBound();
         Subscription stuck = subscribe("stuck", "01"); // never takes nor acks
         try (Drain ok1 = new Drain(subscribe("ok1", "01")); Drain ok2 = new Drain(subscribe("ok2", "01"))) {
             assertEquals("status", tag(ok1.next()));
@@ -487,11 +492,7 @@ class ChangeStreamerServicePgTest {
      */
     @Test
     void aSubscriberOverItsBoundWhileCatchingUpStaysAndGetsEverythingOnce() throws Exception {
-        tearDown();
-        this.log = new PgChangeLog(StorerSettings.of(db.uri(), "zoro", SHARDS.incrementAndGet()));
-        start(StreamerSettings.defaults("task-id", "a:1").withStartupDelay(Duration.ZERO)
-                .withSubscriberMaxBufferedBytes(256 << 10).withFlowControl(0, 65536, Duration.ofMillis(50)));
-        awaitStreaming();
+        restartWithA256KiBBound();
         int before = 100;
         int burst = 100;
         List<String> expected = new ArrayList<>();
