@@ -31,13 +31,6 @@ final class Broadcast {
     private int completed;
     private long latestCompletionMillis = Long.MAX_VALUE;
 
-    /** Sends {@code change} to every subscriber without tracking. */
-    static void withoutTracking(Iterable<Subscriber> subscribers, WatermarkedChange change) {
-        for (Subscriber sub : subscribers) {
-            sub.sendUntracked(change);
-        }
-    }
-
     /** Sends {@code changes[0..n)} to every subscriber without tracking, a run per subscriber. */
     static void withoutTracking(Iterable<Subscriber> subscribers, WatermarkedChange[] changes, int n) {
         for (Subscriber sub : subscribers) {

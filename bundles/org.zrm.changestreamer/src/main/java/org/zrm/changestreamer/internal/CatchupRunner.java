@@ -147,7 +147,8 @@ final class CatchupRunner implements CatchupHandler {
                     sent++;
                 }
             }
-            if (cursor.foundStart()) {
+            boolean foundStart = cursor.foundStart();
+            if (foundStart) {
                 await(last);
             } else {
                 // Changes are forwarded before they are stored, so a subscriber may be ahead of the
@@ -157,7 +158,7 @@ final class CatchupRunner implements CatchupHandler {
             }
             long millis = (System.nanoTime() - started) / 1_000_000;
             if (sub.setCaughtUp()) {
-                if (cursor.foundStart()) {
+                if (foundStart) {
                     LOG.info("change-streamer: caught up subscriber {} from {} to {} with {} changes in {} ms", sub.id,
                             request.from(), snapshot.lastWatermark(), sent, millis);
                 }

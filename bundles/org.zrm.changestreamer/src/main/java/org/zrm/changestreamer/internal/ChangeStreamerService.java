@@ -255,7 +255,8 @@ public final class ChangeStreamerService implements BackupCoordinator.CleanupTar
                 settings.ownerAddress(), registry.replicaVersion(), supervisor.streamStartWatermark(),
                 counters.lastStoredWatermark(), counters.lastAckedWatermark(), counters.transactions(),
                 counters.changes(), counters.restarts(), counters.resets(), counters.subscriptions(),
-                counters.droppedSubscribers(), counters.repeatedCatchups(), settings.effectiveFlowControlWindow(), forwarder.broadcastsInFlight(),
+                counters.droppedSubscribers(), counters.repeatedCatchups(), settings.effectiveFlowControlWindow(),
+                forwarder.broadcastsInFlight(),
                 counters.flowControlWaits(), counters.flowControlWaitNanos(),
                 StreamerSnapshot.StorerView.of(registry.storer()), subs, registry.pendingCount(), purger.pending(),
                 purger.purgedRows(), head, counters.lag(now));

@@ -57,8 +57,7 @@ final class Forwarder {
 
     /** Fire-and-forget fan-out (CS-1, under the stream lock). */
     void forward(WatermarkedChange change) {
-        Broadcast.withoutTracking(active, change);
-        updateActive(change.tag());
+        forward(new WatermarkedChange[] {change}, 1);
     }
 
     /**

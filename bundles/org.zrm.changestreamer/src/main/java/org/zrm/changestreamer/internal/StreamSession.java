@@ -204,20 +204,19 @@ final class StreamSession {
         Forwarder forwarder = parts.forwarder();
         Broadcast broadcast = null;
         int stored = 0;
+        long chars = 0;
         streamLock.lock();
         try {
             // CS-1: the storer and the forwarder see the same stream position.
             while (stored < n) {
-                storer.enqueue(run[stored], runEntries[stored].json());
+                String json = runEntries[stored].json();
+                storer.enqueue(run[stored], json);
                 sequencer.accepted(run[stored], runEntries[stored].watermark());
+                chars += json.length();
                 stored++;
             }
         } finally {
             // What was stored is forwarded, also when the storer failed part-way through the run.
-            long chars = 0;
-            for (int i = 0; i < stored; i++) {
-                chars += runEntries[i].json().length();
-            }
             if (stored == n && unflushed + chars >= flushBytesThreshold) {
                 forwarder.forward(runEntries, n - 1);
                 broadcast = forwarder.forwardWithFlowControl(runEntries[n - 1]);

@@ -26,9 +26,9 @@ import org.zrm.protocol.subscriber.SubscriptionError;
  * validated (first catch-up row or {@link #setCaughtUp()}).
  *
  * <p><b>A backlog over the byte bound</b>, of a subscriber that still reads, is dropped, and the
- * subscriber stays connected: a subscriber still catching up when a bulk load streams past it (it joined late, or
- * reconnected) would otherwise be disconnected, reconnect at its last commit, be sent again
- * everything from there, and fall behind again, over and over while the load lasts. Everything
+ * subscriber stays connected: a subscriber still catching up when a bulk load streams past it (it
+ * joined late, or reconnected) would otherwise be disconnected, reconnect at its last commit, be
+ * sent again everything from there, and fall behind again, over and over while the load lasts. Everything
  * dropped is in the change log, since a change is forwarded only together with its enqueueing to
  * the storer. The live changes from then on are left to the log as well, and the round in progress
  * ends without going live ({@link #setCaughtUp()} returns {@code false}): the subscriber is caught
@@ -164,14 +164,9 @@ final class Subscriber {
             } else {
                 int k = 0;
                 for (int i = 0; i < n; i++) {
-                    WatermarkedChange c = changes[i];
-                    if (c.watermark().compareTo(watermark) <= 0 || !supports(c.tag())) {
-                        continue;
+                    if (admit(changes[i])) {
+                        sendable[k++] = changes[i];
                     }
-                    if (c.isCommit()) {
-                        watermark = c.watermark();
-                    }
-                    sendable[k++] = c;
                 }
                 int appended = outbox.appendAll(sendable, k, ackedCommit);
                 if (appended < k && !outbox.isClosed()) {
@@ -405,21 +400,30 @@ final class Subscriber {
      *     by protocol version, or the subscription closed), or a Throwable if the byte bound was hit
      */
     private Object sendChange(WatermarkedChange change) {
-        if (change.watermark().compareTo(watermark) <= 0) {
-            return null;
-        }
-        if (!supports(change.tag())) {
+        if (!admit(change)) {
             return null;
         }
         boolean commit = change.isCommit();
-        if (commit) {
-            watermark = change.watermark();
-        }
         Outbox.Message m = outbox.append(change, commit ? change.watermark() : null, commit ? ackedCommit : null);
         if (m == null) {
             return outbox.isClosed() ? null : overflow(outbox.bufferedBytes() + change.json().length());
         }
         return m;
+    }
+
+    /**
+     * Whether {@code change} goes out to this subscriber: newer than its watermark and known to its
+     * protocol version. A commit that does moves the watermark, before it is appended, so a
+     * transaction sent once is not sent again (see the class description).
+     */
+    private boolean admit(WatermarkedChange change) {
+        if (change.watermark().compareTo(watermark) <= 0 || !supports(change.tag())) {
+            return false;
+        }
+        if (change.isCommit()) {
+            watermark = change.watermark();
+        }
+        return true;
     }
 
     private Throwable appendOrOverflow(String json, String commitWatermark) {

@@ -130,16 +130,21 @@ final class SubscriberRegistry {
                     + " stream to start; reconnect later"));
             return outbox;
         }
+        queue(sub);
+        return outbox;
+    }
+
+    /** Queues a registration counted in {@code pendingCount}, and registers it if it can now. */
+    private void queue(Subscriber sub) {
         pending.add(sub);
         Throwable end = ended;
         if (end != null) {
             // The streamer stopped after the gate let this one in; endAll may have drained the
             // queue before the add, and nobody else would.
             failPending(end);
-            return outbox;
+            return;
         }
         drainPending();
-        return outbox;
     }
 
     private void rejectReplicaVersion(Subscriber sub, String ours) {
@@ -224,13 +229,7 @@ final class SubscriberRegistry {
     void catchUpAgain(Subscriber sub) {
         counters.catchupRepeated();
         pendingCount.incrementAndGet();
-        pending.add(sub);
-        Throwable end = ended;
-        if (end != null) {
-            failPending(end);
-            return;
-        }
-        drainPending();
+        queue(sub);
     }
 
     /** Removes a subscriber that unsubscribed ({@code cause == null}) or failed; from any thread. */

@@ -289,7 +289,7 @@ class SubscriberForwarderBroadcastTest {
         b.setCaughtUp();
         drain(a);
         drain(b);
-        Broadcast.withoutTracking(List.of(a, b), c("03", "begin"));
+        Broadcast.withoutTracking(List.of(a, b), new WatermarkedChange[] {c("03", "begin")}, 1);
         Broadcast tracked = new Broadcast(List.of(a, b), c("03", "commit"), clock::get);
         assertFalse(tracked.isDone());
         drain(a);

@@ -159,7 +159,6 @@ final class ChangesConnection extends WsConnection {
             boolean last = spent >= budget || (end == batchEnd && !sub.isReady());
             int sent = trySendFrames(batch, batchNext, end, last, reschedule);
             for (int i = batchNext; i < batchNext + sent; i++) {
-                budget -= batch[i].json().length();
                 batch[i] = null;
             }
             batchNext += sent;
@@ -170,6 +169,7 @@ final class ChangesConnection extends WsConnection {
                 held = batch[batchNext]; // a window is full; its release schedules the next drain
                 return;
             }
+            budget -= spent; // all of [.., end) went out
             if (budget <= 0) {
                 // This turn is over; the frames are flushed (last), drain() queues the next.
                 held = batchNext < batchEnd ? batch[batchNext] : null;

@@ -55,8 +55,8 @@ final class SendWindow {
      * alone when nothing is outstanding), and takes the lock once for all of them: a fan-out sends
      * many small frames per connection, and a lock per frame was a good part of the sender's time.
      * If not even the first frame fits, {@code onRelease} runs once, on the thread of the next
-     * release or of the close; it must not block. Checking and remembering happen under one lock, so a release
-     * between a refusal and the caller's giving up cannot be missed.
+     * release or of the close; it must not block. Checking and remembering happen under one lock,
+     * so a release between a refusal and the caller's giving up cannot be missed.
      *
      * @return how many frames were admitted, from {@code from}; 0 if the window is closed or full
      */

@@ -51,14 +51,13 @@ abstract class WsConnection implements WebSocketWire.Peer {
     static final int MAX_REASON_BYTES = 123;
 
     private static final Logger LOG = LoggerFactory.getLogger(WsConnection.class);
-
-    protected final ConnectionResources resources;
-    private final ChangeStreamer streamer;
     /** Frames one {@link #trySendFrames} call may send. */
     static final int SEND_BATCH = 64;
     /** What {@link #sendFrame}'s frame settles: nothing, it is not tracked. */
     private static final SubscriptionMessage[] NO_MESSAGES = new SubscriptionMessage[1];
 
+    protected final ConnectionResources resources;
+    private final ChangeStreamer streamer;
     private final AckTracker acks = new AckTracker();
     /** {@link #settled}, made once: an ack settles a frame per message and subscriber. */
     private final AckTracker.Settled settle = this::settled;
@@ -79,7 +78,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * {@link #emit} returns. The bodies are not cleared: they are the encodings every subscriber
      * shares, and the next batch overwrites them.
      */
-    private final long[] frameChars = new long[SEND_BATCH];
+    private final long[] batchChars = new long[SEND_BATCH];
     private final ByteBuffer[] bodies = new ByteBuffer[SEND_BATCH];
     /**
      * Frames and characters sent but not yet added to the endpoint's metrics, by the sending
@@ -353,7 +352,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
         if (!unacked.acquire(chars) || !queued.acquire(chars)) {
             return false;
         }
-        frameChars[0] = chars;
+        batchChars[0] = chars;
         bodies[0] = ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
         emit(NO_MESSAGES, 0, 1, true);
         reportSent();
@@ -397,14 +396,14 @@ abstract class WsConnection implements WebSocketWire.Peer {
         }
         long id = lastFrameId;
         for (int i = 0; i < n; i++) {
-            frameChars[i] = frameChars(++id, messages[from + i].json());
+            batchChars[i] = frameChars(++id, messages[from + i].json());
         }
-        int admitted = unacked.tryAcquireFrames(frameChars, 0, n, onWindow);
-        int sent = admitted == 0 ? 0 : queued.tryAcquireFrames(frameChars, 0, admitted, onWindow);
+        int admitted = unacked.tryAcquireFrames(batchChars, 0, n, onWindow);
+        int sent = admitted == 0 ? 0 : queued.tryAcquireFrames(batchChars, 0, admitted, onWindow);
         if (sent < admitted) {
             long excess = 0;
             for (int i = sent; i < admitted; i++) {
-                excess += frameChars[i];
+                excess += batchChars[i];
             }
             unacked.release(excess);
         }
@@ -440,22 +439,22 @@ abstract class WsConnection implements WebSocketWire.Peer {
 
     /**
      * Hands {@code n} admitted frames to the wire, numbered from the next id: frame {@code i}
-     * carries {@code bodies[i]} (read with absolute gets only), counts {@code frameChars[i]} (in
+     * carries {@code bodies[i]} (read with absolute gets only), counts {@code batchChars[i]} (in
      * both windows already) and settles {@code messages[from + i]} when acknowledged.
      *
      * @param messages what the acks settle; {@link #NO_MESSAGES} for frames nobody waits on
      */
     private void emit(SubscriptionMessage[] messages, int from, int n, boolean flush) {
         long firstId = lastFrameId + 1;
-        acks.sentAll(firstId, messages, frameChars, from, n);
+        acks.sentAll(firstId, messages, batchChars, from, n);
         lastFrameId = firstId + n - 1;
         long chars = 0;
         for (int i = 0; i < n; i++) {
-            chars += frameChars[i];
+            chars += batchChars[i];
         }
         unreportedFrames += n;
         unreportedChars += chars;
-        if (!wire.sendTexts(firstId, bodies, frameChars, 0, n, (byte) Frame.END, flush)) {
+        if (!wire.sendTexts(firstId, bodies, batchChars, 0, n, (byte) Frame.END, flush)) {
             queued.release(chars); // the connection is closing: the frames are not sent, and never acked
         }
     }
