@@ -71,6 +71,26 @@ public interface Subscription extends AutoCloseable {
     }
 
     /**
+     * Reports {@code messages[from..from+n)} consumed, in that order, as {@code n} calls of
+     * {@link SubscriptionMessage#consumed()} would: a transport whose client acknowledges a run of
+     * frames at once reports the run in one call. In the streamer that is one lock of the
+     * subscription per run rather than one per message, a lock its appending and sending threads
+     * also take. The same rules hold: in the order taken, idempotent, non-blocking, ignored once
+     * the subscription is closed, and a message that skips an unconsumed one fails the
+     * subscription.
+     *
+     * @param messages messages taken from this subscription
+     * @param from index of the first
+     * @param n how many
+     * @since 2.4
+     */
+    default void consumed(SubscriptionMessage[] messages, int from, int n) {
+        for (int i = from; i < from + n; i++) {
+            messages[i].consumed();
+        }
+    }
+
+    /**
      * Whether {@link #poll()} would return a message now, or the subscription is
      * {@linkplain #isFinished() finished}. A non-blocking transport asks after it stopped pulling,
      * so that a message appended meanwhile (whose {@link #onReady} call it may have missed while

@@ -22,7 +22,10 @@
  * <p>2.3: {@link org.zrm.changestreamer.SubscriptionMessage#sharedUtf8()}, the shared bytes
  * without a view per call, read with absolute gets; {@code Subscription#poll(SubscriptionMessage[])},
  * a batch of ready messages in one call.
+ *
+ * <p>2.4: {@code Subscription#consumed(SubscriptionMessage[], int, int)}, a run of
+ * acknowledgements in one call.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.3.0")
+@org.osgi.annotation.versioning.Version("2.4.0")
 package org.zrm.changestreamer;

@@ -319,6 +319,7 @@ final class Outbox implements Subscription {
                 int at = (head + i) & (ring.length - 1);
                 pending[i] = ring[at];
                 ring[at] = null;
+                pending[i].settled = Result.UNCONSUMED;
             }
             head = 0;
             size = 0;
@@ -327,34 +328,70 @@ final class Outbox implements Subscription {
             notifyAll();
         }
         for (Message m : pending) {
-            m.settle(Result.UNCONSUMED);
+            m.completeWaiting(Result.UNCONSUMED);
         }
         signalReady();
         return true;
     }
 
-    private void consumed(Message m) {
-        boolean inOrder;
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One lock for the run: a client acks every frame, so the reader used to take this lock,
+     * which the stream loop appending and the sender pulling also take, once per message.
+     */
+    @Override
+    public void consumed(SubscriptionMessage[] messages, int from, int n) {
+        int end = from + n;
+        int i = from;
+        long firstSeq;
+        Message skipping = null;
         synchronized (this) {
-            if (closed || m.seq < nextUnconsumedSeq()) {
-                return; // idempotent; late acks after close are ignored
+            if (closed) {
+                return;
             }
-            inOrder = m.seq == nextUnconsumedSeq();
-            if (inOrder) {
+            firstSeq = nextUnconsumedSeq();
+            for (; i < end; i++) {
+                Message m = own(messages[i]);
+                long next = nextUnconsumedSeq();
+                if (m.seq < next) {
+                    continue; // consumed before: idempotent
+                }
+                if (m.seq > next) {
+                    skipping = m;
+                    break;
+                }
                 removeOldest();
                 bufferedBytes -= m.json.length();
                 consumedMessages++;
+                m.settled = Result.CONSUMED;
             }
         }
-        if (!inOrder) {
-            fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (m.seq + 1)
+        // The callbacks run outside the lock, in order, for the messages this call consumed: those
+        // with consecutive sequence numbers from the oldest unconsumed one it found.
+        long expected = firstSeq;
+        for (int j = from; j < i; j++) {
+            Message m = (Message) messages[j];
+            if (m.seq == expected) {
+                expected++;
+                if (m.commitWatermark != null && m.onConsumed != null) {
+                    m.onConsumed.accept(m.commitWatermark);
+                }
+                m.completeWaiting(Result.CONSUMED);
+            }
+        }
+        if (skipping != null) {
+            fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (skipping.seq + 1)
                     + " before message " + (nextUnconsumedSeqSafe() + 1)));
-            return;
         }
-        if (m.commitWatermark != null && m.onConsumed != null) {
-            m.onConsumed.accept(m.commitWatermark);
+    }
+
+    /** @return {@code message} as one of this outbox's; a message of another subscription is refused */
+    private Message own(SubscriptionMessage message) {
+        if (message instanceof Message m && m.outbox() == this) {
+            return m;
         }
-        m.settle(Result.CONSUMED);
+        throw new IllegalArgumentException(message + " is not a message of subscriber " + id);
     }
 
     private long nextUnconsumedSeq() {
@@ -420,14 +457,20 @@ final class Outbox implements Subscription {
         private final WatermarkedChange shared;
         private final String commitWatermark;
         private final Consumer<String> onConsumed;
-        /** How the message settled, once it has; guarded by this message. */
+        /**
+         * How the message settled, once it has. Guarded by the outbox, like the ring: settling
+         * happens as the message leaves the ring, and a lock of its own per message was one more
+         * lock per message and subscriber on the ack path.
+         */
         private Result settled;
         /**
          * Made only when someone asks ({@link #result()}): most live messages are fanned out
-         * untracked, and a future per message and subscriber was pure overhead for them. Guarded
-         * by this message.
+         * untracked, and a future per message and subscriber was pure overhead for them. Written
+         * under the outbox's lock; volatile so that the thread that settled the message can
+         * complete it after leaving the lock (once the message has settled, a future asked for is
+         * made completed).
          */
-        private CompletableFuture<Result> result;
+        private volatile CompletableFuture<Result> result;
 
         private Message(long seq, String json, WatermarkedChange shared, String commitWatermark,
                 Consumer<String> onConsumed) {
@@ -440,7 +483,7 @@ final class Outbox implements Subscription {
 
         /** @return completes with how the message settled: consumed, or released unconsumed */
         CompletableFuture<Result> result() {
-            synchronized (this) {
+            synchronized (Outbox.this) {
                 if (result == null) {
                     result = settled != null ? CompletableFuture.completedFuture(settled) : new CompletableFuture<>();
                 }
@@ -448,19 +491,20 @@ final class Outbox implements Subscription {
             }
         }
 
-        /** Settles the message once; later calls are ignored. */
-        private void settle(Result how) {
-            CompletableFuture<Result> waiting;
-            synchronized (this) {
-                if (settled != null) {
-                    return;
-                }
-                settled = how;
-                waiting = result;
-            }
+        /**
+         * Completes the future of a message that has just settled as {@code how}, if one was asked
+         * for before it did; called once per message, by the thread that settled it, after the
+         * outbox's lock.
+         */
+        private void completeWaiting(Result how) {
+            CompletableFuture<Result> waiting = result;
             if (waiting != null) {
                 waiting.complete(how);
             }
+        }
+
+        private Outbox outbox() {
+            return Outbox.this;
         }
 
         @Override
@@ -480,7 +524,7 @@ final class Outbox implements Subscription {
 
         @Override
         public void consumed() {
-            Outbox.this.consumed(this);
+            Outbox.this.consumed(new SubscriptionMessage[] {this}, 0, 1);
         }
 
         @Override

@@ -446,6 +446,52 @@ class SubscriberForwarderBroadcastTest {
         assertNull(o.take());
     }
 
+    /**
+     * A run of acks in one call settles exactly as one call per message would: bytes released,
+     * commit callbacks in order, waiting futures completed; a message consumed before is ignored;
+     * a message that skips an unconsumed one fails the subscription after the ones before it
+     * settled; and a message of another subscription is refused.
+     */
+    @Test
+    void aRunOfAcksSettlesLikeOneAckAtATime() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        List<String> commits = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        Outbox.Message a = o.append("a", null, null);
+        Outbox.Message c1 = o.append("c1", "w1", commits::add);
+        Outbox.Message b = o.append("bb", null, null);
+        Outbox.Message c2 = o.append("c2", "w2", commits::add);
+        Outbox.Message d = o.append("d", null, null);
+        Outbox.Message e = o.append("e", null, null);
+        var waiting = c2.result();
+        SubscriptionMessage[] taken = new SubscriptionMessage[8];
+        assertEquals(6, o.poll(taken));
+
+        o.consumed(new SubscriptionMessage[] {a, a, c1}, 0, 3);
+        assertEquals(List.of("w1"), commits, "a repeated message is consumed once");
+        assertEquals(4, o.pendingMessages());
+        assertEquals(2 + 2 + 1 + 1, o.bufferedBytes());
+
+        o.consumed(taken, 0, 4); // a and c1 again, then b and c2
+        assertEquals(List.of("w1", "w2"), commits);
+        assertEquals(Outbox.Result.CONSUMED, waiting.get(), "a future asked for before settles on the run");
+        assertEquals(2, o.pendingMessages());
+        assertEquals(4, o.consumedMessages());
+
+        Outbox other = new Outbox("other", 1 << 20, () -> { }, t -> { });
+        SubscriptionMessage foreign = other.append("x", null, null);
+        assertThrows(IllegalArgumentException.class, () -> o.consumed(new SubscriptionMessage[] {foreign}, 0, 1));
+        assertTrue(failures.isEmpty(), "refusing a foreign message does not fail the subscription");
+
+        o.consumed(new SubscriptionMessage[] {e}, 0, 1);
+        assertEquals(1, failures.size());
+        assertTrue(failures.get(0) instanceof Outbox.OutOfOrderAckException);
+        assertEquals("subscriber o acknowledged message 6 before message 5", failures.get(0).getMessage());
+        assertEquals(Outbox.Result.UNCONSUMED, d.result().get());
+        o.consumed(new SubscriptionMessage[] {d}, 0, 1);
+        assertEquals(4, o.consumedMessages(), "acks after the failure are ignored");
+    }
+
     @Test
     void aMessageSettlesOnceWhetherItsResultIsAskedBeforeOrAfter() throws Exception {
         Outbox o = new Outbox("o", 1 << 20, () -> { }, t -> { });

@@ -21,11 +21,16 @@ import org.zrm.changestreamer.SubscriptionMessage;
  */
 final class AckTracker {
 
-    /** Receives each frame an ack settles, oldest first. */
+    /** Receives the messages of the frames an ack settles. */
     @FunctionalInterface
     interface Settled {
-        /** @param message what the frame carried, or {@code null} for a frame nobody waits on */
-        void settled(SubscriptionMessage message);
+        /**
+         * @param messages what the frames carried, oldest first, in {@code messages[0..n)}; frames
+         *     nobody waits on are left out. The array is the tracker's and is reused by the next
+         *     ack: read it during the call only.
+         * @param n how many
+         */
+        void settled(SubscriptionMessage[] messages, int n);
     }
 
     private static final int INITIAL_CAPACITY = 64;
@@ -37,6 +42,13 @@ final class AckTracker {
     private int head;
     private int size;
     private long lastAcked;
+    /**
+     * What {@link #ack} hands out, reused from ack to ack: the reader's only (acks come one at a
+     * time), and an array per ack was the reader's allocation per read. Grows to the most frames
+     * one ack settled, at most a send window's; not cleared, so it keeps up to that many settled
+     * messages reachable until the next ack overwrites them.
+     */
+    private SubscriptionMessage[] settling = new SubscriptionMessage[INITIAL_CAPACITY];
 
     /**
      * Records consecutive frames before they are handed to the wire, so that no ack can arrive
@@ -65,15 +77,15 @@ final class AckTracker {
     }
 
     /**
-     * Removes the frames acknowledged by {@code id} and hands each to {@code each}, oldest first,
-     * outside this lock.
+     * Removes the frames acknowledged by {@code id} and hands their messages to {@code each} at
+     * once, oldest first, outside this lock. Called by one thread at a time (the connection's
+     * reader).
      *
      * @return the characters of the acknowledged frames
      * @throws UnexpectedAckException if {@code id} is not a sent, unacknowledged frame
      */
     long ack(long id, Settled each) throws UnexpectedAckException {
-        SubscriptionMessage single;
-        SubscriptionMessage[] batch;
+        int k = 0;
         long total = 0;
         synchronized (this) {
             long first = lastAcked + 1;
@@ -81,15 +93,13 @@ final class AckTracker {
                 throw new UnexpectedAckException("Unexpected ack for " + first + ": " + id);
             }
             int n = (int) (id - lastAcked);
-            // The usual case is one ack per frame: then nothing is copied (this runs once per frame
-            // sent). The messages are handed out after the lock, which a consumer's callbacks must
-            // not run under.
-            single = n == 1 ? messages[head] : null;
-            batch = n == 1 ? null : new SubscriptionMessage[n];
+            if (settling.length < n) {
+                settling = new SubscriptionMessage[Math.max(n, settling.length << 1)];
+            }
             for (int i = 0; i < n; i++) {
                 int at = (head + i) & (messages.length - 1);
-                if (batch != null) {
-                    batch[i] = messages[at];
+                if (messages[at] != null) {
+                    settling[k++] = messages[at];
                 }
                 total += chars[at];
                 messages[at] = null; // let the message go
@@ -98,12 +108,9 @@ final class AckTracker {
             size -= n;
             lastAcked = id;
         }
-        if (batch == null) {
-            each.settled(single);
-        } else {
-            for (SubscriptionMessage m : batch) {
-                each.settled(m);
-            }
+        // The messages are handed out after the lock, which a consumer's callbacks must not run under.
+        if (k > 0) {
+            each.settled(settling, k);
         }
         return total;
     }

@@ -13,8 +13,9 @@ import org.zrm.changestreamer.SubscriptionMessage;
 /**
  * A {@code /replication/v{N}/changes} connection (upstream {@code #subscribe} plus
  * {@code streamOutStringified}, pipelined): subscribes, ends the task's snapshot reservation if
- * this is its initial subscription, and sends the subscription's messages as frames; each client
- * ack calls {@link SubscriptionMessage#consumed()}.
+ * this is its initial subscription, and sends the subscription's messages as frames; the client's
+ * acks report them consumed, those of one read in one call
+ * ({@link Subscription#consumed(SubscriptionMessage[], int, int)}).
  *
  * <p><b>Sending.</b> No thread of its own: the endpoint's few sender threads serve every
  * connection ({@link ConnectionResources#senders()}). The subscription's ready signal, or room
@@ -93,6 +94,12 @@ final class ChangesConnection extends WsConnection {
         LOG.info("{}: subscribed (replicaVersion={}, initial={})", description, context.replicaVersion(),
                 context.initial());
         sub.onReady(reschedule);
+    }
+
+    /** The client acknowledged these messages' frames: reported as one run. */
+    @Override
+    void settled(SubscriptionMessage[] messages, int n) {
+        subscription.consumed(messages, 0, n);
     }
 
     /**

@@ -59,7 +59,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
     protected final ConnectionResources resources;
     private final ChangeStreamer streamer;
     private final AckTracker acks = new AckTracker();
-    /** {@link #settled}, made once: an ack settles a frame per message and subscriber. */
+    /** {@link #settled}, made once rather than per ack. */
     private final AckTracker.Settled settle = this::settled;
     private final SendWindow unacked;
     private final SendWindow queued;
@@ -254,15 +254,21 @@ abstract class WsConnection implements WebSocketWire.Peer {
             protocolError(e.getMessage());
             return;
         }
+        unreportedAcks += id - ackedThrough;
         ackedThrough = id;
         unacked.release(released);
     }
 
-    /** One acknowledged frame, on the reading thread: counts it and reports its message consumed. */
-    private void settled(SubscriptionMessage message) {
-        unreportedAcks++;
-        if (message != null) {
-            message.consumed();
+    /**
+     * Reports the messages of acknowledged frames consumed, on the reading thread, all at once (see
+     * {@link org.zrm.changestreamer.Subscription#consumed(SubscriptionMessage[], int, int)}).
+     * Connections whose frames carry messages override it.
+     *
+     * @param messages valid during the call only
+     */
+    void settled(SubscriptionMessage[] messages, int n) {
+        for (int i = 0; i < n; i++) {
+            messages[i].consumed();
         }
     }
 

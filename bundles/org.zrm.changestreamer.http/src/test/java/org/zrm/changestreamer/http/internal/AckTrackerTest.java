@@ -22,7 +22,14 @@ class AckTrackerTest {
 
     private final AckTracker acks = new AckTracker();
     private final List<String> settled = new ArrayList<>();
-    private final AckTracker.Settled record = m -> settled.add(m == null ? "-" : m.json());
+    /** How many messages each ack handed out, one entry per ack that handed out any. */
+    private final List<Integer> runs = new ArrayList<>();
+    private final AckTracker.Settled record = (messages, n) -> {
+        runs.add(n);
+        for (int i = 0; i < n; i++) {
+            settled.add(messages[i].json());
+        }
+    };
 
     @Test
     void acksAreCumulativeAndUnexpectedOnesAreRejected() throws Exception {
@@ -35,6 +42,7 @@ class AckTrackerTest {
         assertEquals(List.of("m1"), settled);
         assertEquals(50, acks.ack(3, record));
         assertEquals(List.of("m1", "m2", "m3"), settled);
+        assertEquals(List.of(1, 2), runs, "the frames one ack settles are handed out in one call");
         assertEquals("Unexpected ack for 4: 2",
                 assertThrows(AckTracker.UnexpectedAckException.class, () -> acks.ack(2, record)).getMessage());
         assertEquals("Unexpected ack for 4: 5",
@@ -47,10 +55,17 @@ class AckTrackerTest {
     }
 
     @Test
-    void aFrameWithoutAMessageIsSettledToo() throws Exception {
+    void framesWithoutAMessageAreSettledButNotHandedOut() throws Exception {
         sent(1, null, 7);
         assertEquals(7, acks.ack(1, record));
-        assertEquals(List.of("-"), settled);
+        assertEquals(List.of(), runs, "nothing to hand out, no call");
+        sent(2, new Named("m2"), 3);
+        sent(3, null, 4);
+        sent(4, new Named("m4"), 5);
+        assertEquals(12, acks.ack(4, record));
+        assertEquals(List.of("m2", "m4"), settled);
+        assertEquals(List.of(2), runs);
+        assertEquals(0, acks.pendingCount());
     }
 
     @Test
@@ -116,7 +131,7 @@ class AckTrackerTest {
         acks.sentAll(2, batch, chars, 10, 150); // more than the rings start with: they grow
         assertEquals(151, acks.pendingCount());
         assertEquals(1 + 10 + 11, acks.ack(3, record));
-        assertEquals(List.of("m1", "b10", "-"), settled);
+        assertEquals(List.of("m1", "b10"), settled);
         assertEquals("frame 150 sent after frame 151",
                 assertThrows(IllegalStateException.class, () -> acks.sentAll(150, batch, chars, 0, 1)).getMessage());
         long rest = 0;
@@ -125,7 +140,7 @@ class AckTrackerTest {
         }
         assertEquals(rest, acks.ack(151, record));
         assertEquals(0, acks.pendingCount());
-        assertEquals("b158", settled.get(settled.size() - 2));
+        assertEquals("b158", settled.get(settled.size() - 1));
     }
 
     private void sent(long id, SubscriptionMessage message, long frameChars) {
