@@ -14,6 +14,7 @@ import org.zrm.protocol.json.internal.JsonPath;
 import org.zrm.protocol.json.internal.JsonTreeParser;
 import org.zrm.protocol.json.internal.JsonWriter;
 import org.zrm.protocol.json.internal.NumberMemo;
+import org.zrm.protocol.json.internal.RelationMemo;
 import org.zrm.protocol.json.internal.ModelDecoder;
 import org.zrm.protocol.json.internal.ModelEncoder;
 import org.zrm.protocol.subscriber.Ack;
@@ -47,12 +48,13 @@ public final class ProtocolCodec {
 
     private final JsonTreeParser parser = new JsonTreeParser();
     private final NumberMemo numbers = new NumberMemo();
+    private final RelationMemo relations = new RelationMemo();
 
     // ------------------------------------------------------------ change-source protocol
 
     /** Writes a change-source downstream message, e.g. {@code ["begin",{…},{"commitWatermark":"…"}]}. */
     public String encode(ChangeStreamMessage message) {
-        JsonWriter w = new JsonWriter(numbers);
+        JsonWriter w = new JsonWriter(numbers, relations);
         ModelEncoder.changeStreamMessage(w, Objects.requireNonNull(message, "message"));
         return w.toString();
     }
@@ -71,7 +73,7 @@ public final class ProtocolCodec {
      * Writes a bare change object (the second tuple element), which is what the change log stores.
      */
     public String encodeChange(Change change) {
-        JsonWriter w = new JsonWriter(numbers);
+        JsonWriter w = new JsonWriter(numbers, relations);
         ModelEncoder.change(w, Objects.requireNonNull(change, "change"));
         return w.toString();
     }
@@ -83,7 +85,7 @@ public final class ProtocolCodec {
 
     /** Writes an upstream ack, {@code ["status",{…},{"watermark":"…"}]}. */
     public String encode(ChangeSourceUpstream ack) {
-        JsonWriter w = new JsonWriter(numbers);
+        JsonWriter w = new JsonWriter(numbers, relations);
         ModelEncoder.changeSourceUpstream(w, Objects.requireNonNull(ack, "ack"));
         return w.toString();
     }
@@ -95,7 +97,7 @@ public final class ProtocolCodec {
 
     /** Writes a backfill request object. */
     public String encode(BackfillRequest request) {
-        JsonWriter w = new JsonWriter(numbers);
+        JsonWriter w = new JsonWriter(numbers, relations);
         ModelEncoder.backfillRequest(w, Objects.requireNonNull(request, "request"));
         return w.toString();
     }
@@ -109,7 +111,7 @@ public final class ProtocolCodec {
 
     /** Writes a subscriber downstream message (the {@code msg} of a frame). */
     public String encode(Downstream message) {
-        JsonWriter w = new JsonWriter(numbers);
+        JsonWriter w = new JsonWriter(numbers, relations);
         ModelEncoder.downstream(w, Objects.requireNonNull(message, "message"));
         return w.toString();
     }
@@ -121,7 +123,7 @@ public final class ProtocolCodec {
 
     /** Writes the {@code /snapshot} status message. */
     public String encode(SnapshotStatus status) {
-        JsonWriter w = new JsonWriter(numbers);
+        JsonWriter w = new JsonWriter(numbers, relations);
         ModelEncoder.snapshotStatus(w, Objects.requireNonNull(status, "status"));
         return w.toString();
     }

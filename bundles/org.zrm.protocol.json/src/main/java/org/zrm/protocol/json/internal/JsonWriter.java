@@ -28,6 +28,7 @@ public final class JsonWriter {
 
     private final StringBuilder out;
     private final NumberMemo numbers;
+    private final RelationMemo relations;
     private boolean[] needsComma = new boolean[16];
     private int depth;
     private boolean afterName;
@@ -39,20 +40,27 @@ public final class JsonWriter {
 
     /** A writer appending to {@code out}. */
     public JsonWriter(StringBuilder out) {
-        this(out, null);
+        this(out, null, null);
     }
 
     /**
-     * A writer with a fresh buffer that formats fractional numbers through {@code numbers} (shared
-     * by one codec's encodings, see {@link NumberMemo}).
+     * A writer with a fresh buffer that formats fractional numbers through {@code numbers} and
+     * takes relations' text from {@code relations} (shared by one codec's encodings, see
+     * {@link NumberMemo} and {@link RelationMemo}).
      */
-    public JsonWriter(NumberMemo numbers) {
-        this(new StringBuilder(256), numbers);
+    public JsonWriter(NumberMemo numbers, RelationMemo relations) {
+        this(new StringBuilder(256), numbers, relations);
     }
 
-    private JsonWriter(StringBuilder out, NumberMemo numbers) {
+    private JsonWriter(StringBuilder out, NumberMemo numbers, RelationMemo relations) {
         this.out = out;
         this.numbers = numbers;
+        this.relations = relations;
+    }
+
+    /** @return where relations' text is remembered, or {@code null} if nowhere */
+    RelationMemo relations() {
+        return relations;
     }
 
     /** The text written so far. */
@@ -172,14 +180,18 @@ public final class JsonWriter {
             return this;
         } else if (v instanceof Map<?, ?> m) {
             beginObject();
+            // One pass over the keys checks them and looks for array indices; a row is a map, and
+            // walking its keys twice before writing it was a visible share of encoding a row.
+            boolean reorder = false;
             for (Object k : m.keySet()) {
-                if (!(k instanceof String)) {
+                if (!(k instanceof String key)) {
                     throw new IllegalArgumentException("JSON object key must be a string: " + k);
                 }
+                reorder = reorder || JsObjectKeys.isArrayIndex(key);
             }
             @SuppressWarnings("unchecked")
             Map<String, ?> sm = (Map<String, ?>) m;
-            for (Map.Entry<String, ?> e : JsObjectKeys.entries(sm)) {
+            for (Map.Entry<String, ?> e : reorder ? JsObjectKeys.entries(sm) : sm.entrySet()) {
                 name(e.getKey());
                 value(e.getValue());
             }

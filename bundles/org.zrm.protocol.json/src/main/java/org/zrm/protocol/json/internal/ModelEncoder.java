@@ -296,6 +296,22 @@ public final class ModelEncoder {
     // ---------------------------------------------------------------- parts
 
     private static boolean relation(JsonWriter w, Relation rel) {
+        RelationMemo memo = w.relations();
+        if (memo == null) {
+            writeRelation(w, rel);
+        } else {
+            w.raw(memo.json(rel, ModelEncoder::relationJson));
+        }
+        return true;
+    }
+
+    private static String relationJson(Relation rel) {
+        JsonWriter w = new JsonWriter();
+        writeRelation(w, rel);
+        return w.toString();
+    }
+
+    private static void writeRelation(JsonWriter w, Relation rel) {
         ObjectEncoder.write(w, rel, Shapes.RELATION, rel.extra(), (o, name, out) -> switch (name) {
             case "schema" -> put(out, name, o.schema());
             case "name" -> put(out, name, o.name());
@@ -304,7 +320,6 @@ public final class ModelEncoder {
             case "replicaIdentity" -> o.replicaIdentity() == null || put(out, name, o.replicaIdentity().wire());
             default -> false;
         });
-        return true;
     }
 
     private static boolean rowKey(JsonWriter w, RowKey k) {
