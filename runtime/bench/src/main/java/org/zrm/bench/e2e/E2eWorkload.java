@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -289,22 +290,27 @@ public final class E2eWorkload implements Workload {
                 rate(true, rows, txns, minimal.seconds), cpuPerFrame(minimal));
         details.put("minimalWriter", minimal.json("minimal writer, " + FANOUT_SUBSCRIBERS + " subscribers", 1));
         details.put("limitIs", "the same frames to the same clients from a minimal writer (MinimalFanoutWriter), same run");
-        double zrmCpu = fifty.nanosPerFrame();
-        double minimalCpu = minimal.nanosPerFrame();
+        double zrmCpu = fifty.measured().nanosPerFrame();
+        double minimalCpu = minimal.measured().nanosPerFrame();
         double factor = zrmCpu / minimalCpu;
+        double fromConnect = fifty.nanosPerFrameFromConnect() / minimal.nanosPerFrameFromConnect();
         return List.of(
                 new Result(name, rows / fifty.seconds, rows / minimal.seconds, 0.7, "rows/s", details),
                 Result.custom(name + "-cpu-per-frame", String.format(Locale.ROOT,
-                        "zrm_us=%.3f minimal_us=%.3f factor=%.2f target_factor=1.5", zrmCpu / 1e3, minimalCpu / 1e3,
-                        factor), factor <= 1.5, Map.of()),
+                        "zrm_us=%.3f minimal_us=%.3f factor=%.2f target_factor=1.5 (from the connect, warm-up"
+                        + " included: zrm_us=%.3f minimal_us=%.3f factor=%.2f)", zrmCpu / 1e3, minimalCpu / 1e3,
+                        factor, fifty.nanosPerFrameFromConnect() / 1e3, minimal.nanosPerFrameFromConnect() / 1e3,
+                        fromConnect), factor <= 1.5, Map.of()),
                 Result.custom(name + "-vs-single", String.format(Locale.ROOT,
                         "zrm=%.1f single=%.1f ratio=%.3f (retired target 0.7; no target)", rows / fifty.seconds,
                         rows / one.seconds, one.seconds / fifty.seconds), true, Map.of()));
     }
 
     private static String cpuPerFrame(Measured m) {
-        return m.cpuNanos < 0 ? "" : String.format(Locale.ROOT, "; server CPU %.2f s for %d frames = %.2f µs/frame",
-                m.cpuNanos / 1e9, m.frames, m.nanosPerFrame() / 1e3);
+        return m.cpuNanos < 0 ? "" : String.format(Locale.ROOT, "; server CPU %.2f s for %d frames = %.2f µs/frame"
+                + " (after the warm-up: %.2f s for %d frames = %.2f µs/frame)", m.cpuNanos / 1e9, m.frames,
+                m.nanosPerFrameFromConnect() / 1e3, m.measured().cpuNanos() / 1e9, m.measured().frames(),
+                m.measured().nanosPerFrame() / 1e3);
     }
 
     /** The fan-out limit: {@code frames} served by a {@link MinimalFanoutWriter}, timed as {@link #measure}. */
@@ -315,10 +321,14 @@ public final class E2eWorkload implements Workload {
             try {
                 long cpu0 = writer.cpuNanos();
                 subs.addAll(connectAll(writer.port(), "minimal-", subscribers, "-", "-"));
-                long[] clock = await(subs, warmRows, rows);
-                long cpu = writer.cpuNanos() - cpu0;
+                long[] clock;
+                CpuFrameSampler sampler = new CpuFrameSampler(writer::cpuNanos, () -> frames(subs), SAMPLES);
+                try (sampler) {
+                    clock = await(subs, warmRows, rows);
+                }
                 return new Measured((clock[1] - clock[0]) / 1e9, (clock[1] - clock[0]) / 1e9, subscribers, 0,
-                        cpu, frames(subs), "minimal writer: " + writer.framesSent() + " frames written");
+                        sampler.last()[0] - cpu0, sampler.last()[1], window(sampler, clock[0], true),
+                        "minimal writer: " + writer.framesSent() + " frames written");
             } finally {
                 subs.forEach(WsSubscriber::close);
             }
@@ -1237,15 +1247,42 @@ public final class E2eWorkload implements Workload {
         throw new IllegalStateException("app " + app.id + " did not finish initial sync; see " + rt.log());
     }
 
+    /** One CPU-per-frame figure: CPU the server used while the subscribers received {@code frames}. */
+    private record CpuPerFrame(long cpuNanos, long frames) {
+
+        /** Not known: a peer, whose CPU is not sampled. */
+        static final CpuPerFrame UNKNOWN = new CpuPerFrame(-1, 0);
+
+        double nanosPerFrame() {
+            return frames == 0 ? 0 : (double) cpuNanos / frames;
+        }
+    }
+
+    /** Samples kept by a {@link CpuFrameSampler}: an hour of them, longer than any run's timeouts. */
+    private static final int SAMPLES = (int) (3_600_000 / CpuFrameSampler.PERIOD_MILLIS);
+
+    /** The CPU per frame from {@code t0} (the warm-up's end) to the sampler's last sample. */
+    private static CpuPerFrame window(CpuFrameSampler sampler, long t0, boolean known) {
+        if (!known) {
+            return CpuPerFrame.UNKNOWN;
+        }
+        long[] from = sampler.at(t0);
+        long[] to = sampler.last();
+        return new CpuPerFrame(to[0] - from[0], to[1] - from[1]);
+    }
+
     /**
      * @param cpuNanos CPU the server used from the subscribers' connecting to the end, or -1 where
      *     it is not known (a peer)
      * @param frames text frames the subscribers received in that time, all of them
+     * @param measured the CPU per frame over the measured window only, from the warm-up's end, as
+     *     {@code seconds} is timed (see {@link CpuFrameSampler}): the figure the target is checked on
      */
     private record Measured(double seconds, double subscribersDoneSeconds, int subscribers, int reconnects,
-            long cpuNanos, long frames, Object streamer) {
+            long cpuNanos, long frames, CpuPerFrame measured, Object streamer) {
 
-        double nanosPerFrame() {
+        /** @return the CPU per frame from the connect, warm-up included */
+        double nanosPerFrameFromConnect() {
             return frames == 0 ? 0 : (double) cpuNanos / frames;
         }
 
@@ -1259,6 +1296,8 @@ public final class E2eWorkload implements Workload {
             m.put("reconnects", reconnects);
             m.put("serverCpuSeconds", cpuNanos / 1e9);
             m.put("framesReceived", frames);
+            m.put("measuredServerCpuSeconds", measured.cpuNanos() / 1e9);
+            m.put("measuredFramesReceived", measured.frames());
             m.put("streamerStatusAfter", streamer);
             return m;
         }
@@ -1318,14 +1357,20 @@ public final class E2eWorkload implements Workload {
             List<WsSubscriber> subs = new ArrayList<>();
             try {
                 assertNotStreaming(rt, app);
-                long cpu0 = rt instanceof RuntimeProcess p ? p.cpuNanos() : -1;
+                LongSupplier serverCpu = rt instanceof RuntimeProcess p ? p::cpuNanos : () -> -1;
+                long cpu0 = serverCpu.getAsLong();
                 long connected = System.nanoTime();
                 subs.addAll(connectAll(rt.port(), "bench-", subscribers, app.replicaVersion, from));
-                // The clock starts when the warm-up's last commit reaches the first subscriber.
-                long[] clock = await(subs, warmRows, rows);
-                awaitConfirmed(app, endLsn);
-                long t1 = System.nanoTime();
-                long cpu = rt instanceof RuntimeProcess p ? p.cpuNanos() - cpu0 : -1;
+                long[] clock;
+                long t1;
+                CpuFrameSampler sampler = new CpuFrameSampler(serverCpu, () -> frames(subs), SAMPLES);
+                try (sampler) {
+                    // The clock starts when the warm-up's last commit reaches the first subscriber.
+                    clock = await(subs, warmRows, rows);
+                    awaitConfirmed(app, endLsn);
+                    t1 = System.nanoTime();
+                }
+                long cpu = cpu0 < 0 ? -1 : sampler.last()[0] - cpu0;
                 Object streamer = rt.statusSummary();
                 int reconnects = subs.stream().mapToInt(WsSubscriber::reconnects).sum();
                 say("    streamer after the run: %s", streamer);
@@ -1335,7 +1380,7 @@ public final class E2eWorkload implements Workload {
                             + " from the change log)", reconnects);
                 }
                 Measured m = new Measured((t1 - clock[0]) / 1e9, (clock[1] - clock[0]) / 1e9, subscribers, reconnects,
-                        cpu, frames(subs), streamer);
+                        cpu, sampler.last()[1], window(sampler, clock[0], cpu0 >= 0), streamer);
                 if (capture != null) {
                     try (WsSubscriber c = WsSubscriber.connectCapturing(rt.port(), "capture", app.replicaVersion, from,
                             capture)) {
