@@ -17,7 +17,8 @@ import org.osgi.annotation.versioning.ProviderType;
  * {@link #isFinished()}; either way one thread pulls at a time. Pulling
  * does not acknowledge anything: the transport may send many messages without waiting (pipelining)
  * and calls {@link SubscriptionMessage#consumed()} for each one when the client acknowledges its
- * frame ({@code {"ack":n}}), or when an in-process consumer has applied it. Those acknowledgements
+ * frame ({@code {"ack":n}}), or when an in-process consumer has applied it (or reports a run of
+ * them in one call, {@link #consumed(SubscriptionMessage[], int, int)}). Those acknowledgements
  * drive the streamer's flow control, catch-up pacing and purge gating, so a transport must not
  * acknowledge early. The streamer appends to the subscription without blocking, so the backlog of
  * taken-but-unconsumed messages is bounded by the streamer's flow control, not by this interface.
