@@ -52,15 +52,16 @@ final class AckTracker {
 
     /**
      * Records consecutive frames before they are handed to the wire, so that no ack can arrive
-     * first: {@code messages[from + i]} as frame {@code firstId + i}, of {@code frameChars[from + i]}
+     * first: {@code messages[from + i]} as frame {@code firstId + i}, of {@code frameChars[i]}
      * characters as the send window counts them, for {@code i < n}. One lock per batch of frames,
-     * not per frame.
+     * not per frame. The two arrays are indexed apart because the sender's are: it may resume a
+     * batch of messages part-way, while it sizes the frames it sends from index 0.
      *
      * @param firstId the id after the previous frame's
      * @param messages what the frames carry; an element may be {@code null} for a frame nobody
      *     waits on
      */
-    synchronized void sentAll(long firstId, SubscriptionMessage[] messages, long[] frameChars, int from, int n) {
+    synchronized void sentAll(long firstId, SubscriptionMessage[] messages, int from, long[] frameChars, int n) {
         if (firstId != lastAcked + size + 1) {
             throw new IllegalStateException("frame " + firstId + " sent after frame " + (lastAcked + size));
         }
@@ -71,7 +72,7 @@ final class AckTracker {
         for (int i = 0; i < n; i++) {
             int at = (head + size + i) & mask;
             this.messages[at] = messages[from + i];
-            chars[at] = frameChars[from + i];
+            chars[at] = frameChars[i];
         }
         size += n;
     }

@@ -452,7 +452,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
      */
     private void emit(SubscriptionMessage[] messages, int from, int n, boolean flush) {
         long firstId = lastFrameId + 1;
-        acks.sentAll(firstId, messages, batchChars, from, n);
+        acks.sentAll(firstId, messages, from, batchChars, n);
         lastFrameId = firstId + n - 1;
         long chars = 0;
         for (int i = 0; i < n; i++) {

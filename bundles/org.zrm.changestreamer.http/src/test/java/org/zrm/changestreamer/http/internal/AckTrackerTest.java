@@ -126,14 +126,14 @@ class AckTrackerTest {
         long[] chars = new long[200];
         for (int i = 0; i < 200; i++) {
             batch[i] = i % 2 == 0 ? new Named("b" + i) : null;
-            chars[i] = i;
+            chars[i] = i + 10; // the sizes are indexed from 0, the messages from where the batch resumes
         }
-        acks.sentAll(2, batch, chars, 10, 150); // more than the rings start with: they grow
+        acks.sentAll(2, batch, 10, chars, 150); // more than the rings start with: they grow
         assertEquals(151, acks.pendingCount());
         assertEquals(1 + 10 + 11, acks.ack(3, record));
         assertEquals(List.of("m1", "b10"), settled);
         assertEquals("frame 150 sent after frame 151",
-                assertThrows(IllegalStateException.class, () -> acks.sentAll(150, batch, chars, 0, 1)).getMessage());
+                assertThrows(IllegalStateException.class, () -> acks.sentAll(150, batch, 0, chars, 1)).getMessage());
         long rest = 0;
         for (int i = 12; i < 160; i++) {
             rest += i;
@@ -144,6 +144,6 @@ class AckTrackerTest {
     }
 
     private void sent(long id, SubscriptionMessage message, long frameChars) {
-        acks.sentAll(id, new SubscriptionMessage[] {message}, new long[] {frameChars}, 0, 1);
+        acks.sentAll(id, new SubscriptionMessage[] {message}, 0, new long[] {frameChars}, 1);
     }
 }

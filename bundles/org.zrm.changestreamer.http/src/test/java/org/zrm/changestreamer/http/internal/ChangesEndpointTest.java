@@ -393,6 +393,33 @@ class ChangesEndpointTest {
         }
     }
 
+    /**
+     * A batch resumed part-way (its first frame waited for an ack) is counted in the unacked
+     * window with its own frames' sizes, so that acking everything empties the window. Sizes chosen
+     * so that a miscount shows: two large frames do not fit the window together, a large and a
+     * small one do, and after the acks the next large frame must fit again.
+     */
+    @Test
+    void aBatchResumedAfterAFullWindowIsCountedWithItsOwnSizes() throws Exception {
+        server.close();
+        server = new TestServer(Settings.DEFAULTS.withMaxUnackedChars(260));
+        try (TestClient client = new TestClient(server.ws(CHANGES + QUERY))) {
+            FakeSubscription sub = server.streamer.nextSubscription();
+            String large = "[\"data\",{\"tag\":\"insert\",\"s\":\"" + "y".repeat(150) + "\"}]"; // frame 197 chars
+            sub.push(large);
+            sub.push(large);
+            sub.push(ROLLBACK); // frame 46 chars
+            assertEquals("{\"id\":1,\"msg\":" + large + "}", client.next());
+            assertNull(client.messages.poll(300, TimeUnit.MILLISECONDS), "the second large frame waits for the ack");
+            client.ack(1);
+            assertEquals("{\"id\":2,\"msg\":" + large + "}", client.next());
+            assertEquals("{\"id\":3,\"msg\":" + ROLLBACK + "}", client.next());
+            client.ack(3);
+            sub.push(large);
+            assertEquals("{\"id\":4,\"msg\":" + large + "}", client.next(), "everything was acked: the window is empty");
+        }
+    }
+
     @Test
     void oversizedFrameIsSentWhenNothingIsOutstanding() throws Exception {
         server.close();
