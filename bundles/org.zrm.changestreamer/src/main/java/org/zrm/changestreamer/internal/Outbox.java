@@ -85,9 +85,20 @@ final class Outbox implements Subscription {
     /**
      * {@link #append(String, String, Consumer)} of a change that every subscriber shares, so that
      * the message hands out the change's one UTF-8 encoding ({@link SubscriptionMessage#utf8()}).
+     *
+     * @param onCommitConsumed called with the watermark when the change is a {@code commit} and is
+     *     consumed
      */
-    Message append(WatermarkedChange change, String commitWatermark, Consumer<String> onConsumed) {
-        return append(change.json(), change, commitWatermark, onConsumed);
+    Message append(WatermarkedChange change, Consumer<String> onCommitConsumed) {
+        return append(change.json(), change, commitWatermark(change), onCommitConsumed);
+    }
+
+    /**
+     * @return the watermark a consumed {@code change} reports, if it is a {@code commit}; else
+     *     {@code null}, and then its message calls no callback when consumed
+     */
+    private static String commitWatermark(WatermarkedChange change) {
+        return change.isCommit() ? change.watermark() : null;
     }
 
     private Message append(String json, WatermarkedChange shared, String commitWatermark,
@@ -128,8 +139,7 @@ final class Outbox implements Subscription {
             boolean wasIdle = taken == size;
             while (appended < n) {
                 WatermarkedChange c = changes[appended];
-                boolean commit = c.isCommit();
-                if (add(c.json(), c, commit ? c.watermark() : null, commit ? onCommitConsumed : null) == null) {
+                if (add(c.json(), c, commitWatermark(c), onCommitConsumed) == null) {
                     break;
                 }
                 appended++;

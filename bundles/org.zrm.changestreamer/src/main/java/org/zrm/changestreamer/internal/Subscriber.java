@@ -136,18 +136,11 @@ final class Subscriber {
     }
 
     /**
-     * {@link #send} for a change nobody waits on (an untracked fan-out): the same delivery, but no
-     * future is made for it. Most live changes are sent this way, once per subscriber.
-     */
-    void sendUntracked(WatermarkedChange change) {
-        offer(change);
-    }
-
-    /**
-     * {@link #sendUntracked(WatermarkedChange)} of consecutive changes, under one lock of this
-     * subscriber and one of its outbox: the stream loop fans out runs of a transaction's changes.
-     * Only the last may end a transaction (the forwarder's rule), so the watermark check sees the
-     * same watermark as one change at a time would.
+     * {@link #send} of consecutive changes nobody waits on (an untracked fan-out), under one lock
+     * of this subscriber and one of its outbox, and with no future made for them: the stream loop
+     * fans out runs of a transaction's changes, and most live changes are sent this way, once per
+     * subscriber. Only the last may end a transaction (the forwarder's rule), so the watermark
+     * check sees the same watermark as one change at a time would.
      */
     void sendUntracked(WatermarkedChange[] changes, int n) {
         Throwable overflow = null;
@@ -169,8 +162,8 @@ final class Subscriber {
                     }
                 }
                 int appended = outbox.appendAll(sendable, k, ackedCommit);
-                if (appended < k && !outbox.isClosed()) {
-                    overflow = overflow(outbox.bufferedBytes() + sendable[appended].json().length());
+                if (appended < k) {
+                    overflow = refused(sendable[appended].json());
                 }
             }
         }
@@ -403,12 +396,8 @@ final class Subscriber {
         if (!admit(change)) {
             return null;
         }
-        boolean commit = change.isCommit();
-        Outbox.Message m = outbox.append(change, commit ? change.watermark() : null, commit ? ackedCommit : null);
-        if (m == null) {
-            return outbox.isClosed() ? null : overflow(outbox.bufferedBytes() + change.json().length());
-        }
-        return m;
+        Outbox.Message m = outbox.append(change, ackedCommit);
+        return m != null ? m : refused(change.json());
     }
 
     /**
@@ -427,10 +416,15 @@ final class Subscriber {
     }
 
     private Throwable appendOrOverflow(String json, String commitWatermark) {
-        if (outbox.append(json, commitWatermark, null) == null && !outbox.isClosed()) {
-            return overflow(outbox.bufferedBytes() + json.length());
-        }
-        return null;
+        return outbox.append(json, commitWatermark, null) == null ? refused(json) : null;
+    }
+
+    /**
+     * Why the outbox refused to append {@code json}: the overflow to fail the subscription with, or
+     * {@code null} if it refused because the subscription is closed already.
+     */
+    private Throwable refused(String json) {
+        return outbox.isClosed() ? null : overflow(outbox.bufferedBytes() + json.length());
     }
 
     private Throwable overflow(long wouldBe) {

@@ -239,8 +239,8 @@ class CatchupRunnerTest {
         outbox.append("[\"status\",{\"earlier\":1}]", null, null);
         outbox.take().consumed(); // a client that reads, if more slowly than the stream goes
         String big = "[\"data\",{\"tag\":\"insert\",\"p\":\"" + "x".repeat(600) + "\"}]";
-        sub.sendUntracked(new WatermarkedChange("05", "insert", big));
-        sub.sendUntracked(new WatermarkedChange("05", "insert", big)); // over the bound: the backlog is dropped
+        sub.send(new WatermarkedChange("05", "insert", big));
+        sub.send(new WatermarkedChange("05", "insert", big)); // over the bound: the backlog is dropped
         assertTrue(failures.isEmpty(), "not disconnected: " + failures);
         assertEquals(List.of(), sub.backlogSnapshot());
 
@@ -272,7 +272,7 @@ class CatchupRunnerTest {
 
             // The next round, as the registry starts it: a fresh backlog, a request from the watermark.
             sub.startRound();
-            sub.sendUntracked(new WatermarkedChange("06", "begin", "[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"06\"}]"));
+            sub.send(new WatermarkedChange("06", "begin", "[\"begin\",{\"tag\":\"begin\"},{\"commitWatermark\":\"06\"}]"));
             new CatchupRunner(pool, bound, (s, e) -> { }, s -> { }).startCatchup(transactionsSnapshot(froms, "05"),
                     List.of(new CatchupRunner.Request(sub, "01", sub.watermark())));
             List<String> tags = new ArrayList<>();

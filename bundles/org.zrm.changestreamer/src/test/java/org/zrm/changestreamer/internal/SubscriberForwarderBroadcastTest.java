@@ -178,7 +178,7 @@ class SubscriberForwarderBroadcastTest {
                 }
                 for (WatermarkedChange[] run : runs) {
                     for (WatermarkedChange change : run) {
-                        single.sendUntracked(change);
+                        single.send(change);
                     }
                     batched.sendUntracked(run, run.length);
                 }
@@ -245,13 +245,13 @@ class SubscriberForwarderBroadcastTest {
         lateOutbox.append("[\"status\",{\"earlier\":1}]", null, null);
         lateOutbox.take().consumed(); // the client reads
         late.sendUntracked(run, 2);
-        late.sendUntracked(new WatermarkedChange("03", "commit", "[\"commit\"]"));
+        late.send(new WatermarkedChange("03", "commit", "[\"commit\"]"));
         assertFalse(lateOutbox.isClosed(), "still connected");
         assertEquals(List.of(), late.backlogSnapshot(), "the backlog is dropped, and nothing is kept after it");
         assertFalse(late.setCaughtUp(), "the round ends without going live");
         assertTrue(late.isCatchingUp());
         late.startRound();
-        late.sendUntracked(new WatermarkedChange("05", "begin", "[\"begin\"]"));
+        late.send(new WatermarkedChange("05", "begin", "[\"begin\"]"));
         assertEquals(1, late.backlogSnapshot().size(), "the next round keeps live changes again");
         assertTrue(late.setCaughtUp());
         assertEquals(List.of(STATUS, "[\"begin\"]"), drain(late));
