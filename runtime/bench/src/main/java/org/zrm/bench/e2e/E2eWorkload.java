@@ -293,13 +293,13 @@ public final class E2eWorkload implements Workload {
         double zrmCpu = fifty.measured().nanosPerFrame();
         double minimalCpu = minimal.measured().nanosPerFrame();
         double factor = zrmCpu / minimalCpu;
-        double fromConnect = fifty.nanosPerFrameFromConnect() / minimal.nanosPerFrameFromConnect();
+        double fromConnect = fifty.fromConnect().nanosPerFrame() / minimal.fromConnect().nanosPerFrame();
         return List.of(
                 new Result(name, rows / fifty.seconds, rows / minimal.seconds, 0.7, "rows/s", details),
                 Result.custom(name + "-cpu-per-frame", String.format(Locale.ROOT,
                         "zrm_us=%.3f minimal_us=%.3f factor=%.2f target_factor=1.5 (from the connect, warm-up"
                         + " included: zrm_us=%.3f minimal_us=%.3f factor=%.2f)", zrmCpu / 1e3, minimalCpu / 1e3,
-                        factor, fifty.nanosPerFrameFromConnect() / 1e3, minimal.nanosPerFrameFromConnect() / 1e3,
+                        factor, fifty.fromConnect().nanosPerFrame() / 1e3, minimal.fromConnect().nanosPerFrame() / 1e3,
                         fromConnect), factor <= 1.5, Map.of()),
                 Result.custom(name + "-vs-single", String.format(Locale.ROOT,
                         "zrm=%.1f single=%.1f ratio=%.3f (retired target 0.7; no target)", rows / fifty.seconds,
@@ -307,9 +307,10 @@ public final class E2eWorkload implements Workload {
     }
 
     private static String cpuPerFrame(Measured m) {
-        return m.cpuNanos < 0 ? "" : String.format(Locale.ROOT, "; server CPU %.2f s for %d frames = %.2f µs/frame"
-                + " (after the warm-up: %.2f s for %d frames = %.2f µs/frame)", m.cpuNanos / 1e9, m.frames,
-                m.nanosPerFrameFromConnect() / 1e3, m.measured().cpuNanos() / 1e9, m.measured().frames(),
+        CpuPerFrame all = m.fromConnect();
+        return all.cpuNanos() < 0 ? "" : String.format(Locale.ROOT, "; server CPU %.2f s for %d frames = %.2f µs/frame"
+                + " (after the warm-up: %.2f s for %d frames = %.2f µs/frame)", all.cpuNanos() / 1e9, all.frames(),
+                all.nanosPerFrame() / 1e3, m.measured().cpuNanos() / 1e9, m.measured().frames(),
                 m.measured().nanosPerFrame() / 1e3);
     }
 
@@ -327,7 +328,7 @@ public final class E2eWorkload implements Workload {
                     clock = await(subs, warmRows, rows);
                 }
                 return new Measured((clock[1] - clock[0]) / 1e9, (clock[1] - clock[0]) / 1e9, subscribers, 0,
-                        sampler.last()[0] - cpu0, sampler.last()[1], window(sampler, clock[0], true),
+                        sinceConnect(sampler, cpu0), window(sampler, clock[0], true),
                         "minimal writer: " + writer.framesSent() + " frames written");
             } finally {
                 subs.forEach(WsSubscriber::close);
@@ -1261,6 +1262,15 @@ public final class E2eWorkload implements Workload {
     /** Samples kept by a {@link CpuFrameSampler}: an hour of them, longer than any run's timeouts. */
     private static final int SAMPLES = (int) (3_600_000 / CpuFrameSampler.PERIOD_MILLIS);
 
+    /**
+     * The CPU per frame from the connect, warm-up included: the CPU used since {@code cpu0} (-1 if
+     * not known, a peer), over every frame received.
+     */
+    private static CpuPerFrame sinceConnect(CpuFrameSampler sampler, long cpu0) {
+        long[] to = sampler.last();
+        return new CpuPerFrame(cpu0 < 0 ? -1 : to[0] - cpu0, to[1]);
+    }
+
     /** The CPU per frame from {@code t0} (the warm-up's end) to the sampler's last sample. */
     private static CpuPerFrame window(CpuFrameSampler sampler, long t0, boolean known) {
         if (!known) {
@@ -1272,19 +1282,14 @@ public final class E2eWorkload implements Workload {
     }
 
     /**
-     * @param cpuNanos CPU the server used from the subscribers' connecting to the end, or -1 where
-     *     it is not known (a peer)
-     * @param frames text frames the subscribers received in that time, all of them
+     * @param fromConnect CPU the server used from the subscribers' connecting to the end (-1 where
+     *     it is not known, a peer), and the text frames the subscribers received in that time, all
+     *     of them
      * @param measured the CPU per frame over the measured window only, from the warm-up's end, as
      *     {@code seconds} is timed (see {@link CpuFrameSampler}): the figure the target is checked on
      */
     private record Measured(double seconds, double subscribersDoneSeconds, int subscribers, int reconnects,
-            long cpuNanos, long frames, CpuPerFrame measured, Object streamer) {
-
-        /** @return the CPU per frame from the connect, warm-up included */
-        double nanosPerFrameFromConnect() {
-            return frames == 0 ? 0 : (double) cpuNanos / frames;
-        }
+            CpuPerFrame fromConnect, CpuPerFrame measured, Object streamer) {
 
         Map<String, Object> json(String what, int rep) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -1294,8 +1299,8 @@ public final class E2eWorkload implements Workload {
             m.put("lastSubscriberDoneSeconds", subscribersDoneSeconds);
             m.put("subscribers", subscribers);
             m.put("reconnects", reconnects);
-            m.put("serverCpuSeconds", cpuNanos / 1e9);
-            m.put("framesReceived", frames);
+            m.put("serverCpuSeconds", fromConnect.cpuNanos() / 1e9);
+            m.put("framesReceived", fromConnect.frames());
             m.put("measuredServerCpuSeconds", measured.cpuNanos() / 1e9);
             m.put("measuredFramesReceived", measured.frames());
             m.put("streamerStatusAfter", streamer);
@@ -1370,7 +1375,6 @@ public final class E2eWorkload implements Workload {
                     awaitConfirmed(app, endLsn);
                     t1 = System.nanoTime();
                 }
-                long cpu = cpu0 < 0 ? -1 : sampler.last()[0] - cpu0;
                 Object streamer = rt.statusSummary();
                 int reconnects = subs.stream().mapToInt(WsSubscriber::reconnects).sum();
                 say("    streamer after the run: %s", streamer);
@@ -1380,7 +1384,7 @@ public final class E2eWorkload implements Workload {
                             + " from the change log)", reconnects);
                 }
                 Measured m = new Measured((t1 - clock[0]) / 1e9, (clock[1] - clock[0]) / 1e9, subscribers, reconnects,
-                        cpu, sampler.last()[1], window(sampler, clock[0], cpu0 >= 0), streamer);
+                        sinceConnect(sampler, cpu0), window(sampler, clock[0], cpu0 >= 0), streamer);
                 if (capture != null) {
                     try (WsSubscriber c = WsSubscriber.connectCapturing(rt.port(), "capture", app.replicaVersion, from,
                             capture)) {
