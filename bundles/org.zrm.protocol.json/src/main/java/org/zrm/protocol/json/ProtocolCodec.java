@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import org.zrm.protocol.BackfillRequest;
 import org.zrm.protocol.Change;
@@ -45,6 +46,9 @@ public final class ProtocolCodec {
 
     /** The start of every ack frame in its canonical form, {@code {"ack":<digits>}}. */
     private static final String ACK_PREFIX = "{\"ack\":";
+    private static final byte[] ACK_PREFIX_BYTES = ACK_PREFIX.getBytes(StandardCharsets.US_ASCII);
+    /** The longest canonical ack: the prefix, 15 digits and the closing brace. */
+    private static final int MAX_CANONICAL_ACK = ACK_PREFIX.length() + 16;
 
     private final JsonTreeParser parser = new JsonTreeParser();
     private final NumberMemo numbers = new NumberMemo();
@@ -188,7 +192,10 @@ public final class ProtocolCodec {
 
     /** @return the id of {@code {"ack":<digits>}} (no sign, no leading zero, at most 15 digits), else -1 */
     private static long canonicalAck(String json) {
-        return canonicalAck(json.length(), json::charAt);
+        // Longer text cannot be canonical; other text's characters outside ASCII become '?', which
+        // the canonical form never holds, so the bytes' answer is the text's.
+        return json.length() > MAX_CANONICAL_ACK ? -1
+                : canonicalAck(java.nio.ByteBuffer.wrap(json.getBytes(StandardCharsets.US_ASCII)));
     }
 
     /**
@@ -203,27 +210,32 @@ public final class ProtocolCodec {
      * @since 1.2
      */
     public long canonicalAckId(java.nio.ByteBuffer utf8) {
-        int from = utf8.position();
-        return canonicalAck(utf8.remaining(), i -> utf8.get(from + i));
+        return canonicalAck(utf8);
     }
 
-    private static long canonicalAck(int n, java.util.function.IntUnaryOperator at) {
+    /**
+     * Reads the bytes with absolute gets, one loop per part: the server reads one of these per frame
+     * and subscriber, so nothing is allocated (no view, no lambda) and nothing is decoded.
+     */
+    private static long canonicalAck(java.nio.ByteBuffer utf8) {
         // {"ack": then 1 to 15 digits (exact in a double, like every id upstream sends), then }
-        int first = ACK_PREFIX.length();
-        if (n < first + 2 || n > first + 16 || at.applyAsInt(n - 1) != '}') {
+        int from = utf8.position();
+        int n = utf8.remaining();
+        int first = ACK_PREFIX_BYTES.length;
+        if (n < first + 2 || n > MAX_CANONICAL_ACK || utf8.get(from + n - 1) != '}') {
             return -1;
         }
         for (int i = 0; i < first; i++) {
-            if (at.applyAsInt(i) != ACK_PREFIX.charAt(i)) {
+            if (utf8.get(from + i) != ACK_PREFIX_BYTES[i]) {
                 return -1;
             }
         }
-        if (at.applyAsInt(first) == '0' && n != first + 2) {
+        if (utf8.get(from + first) == '0' && n != first + 2) {
             return -1;
         }
         long v = 0;
-        for (int i = first; i < n - 1; i++) {
-            int c = at.applyAsInt(i);
+        for (int i = from + first, end = from + n - 1; i < end; i++) {
+            int c = utf8.get(i);
             if (c < '0' || c > '9') {
                 return -1;
             }

@@ -10,9 +10,10 @@ import java.nio.charset.StandardCharsets;
  * <p>Only whole frames are handed on: {@link #parse} consumes the complete frames at the front of
  * the buffer and leaves a partial one in place, telling the caller how many bytes that frame
  * needs, so that the caller can make room for it. A frame's payload is unmasked in place and
- * handed on as a slice of the caller's buffer, valid during the call only; no payload is copied
- * (a frame costs two small buffer views), which matters because a subscriber acks every message
- * it receives.
+ * handed on as a view of the caller's buffer, from the view's position to its limit, valid
+ * during the call only: no payload is copied, and one view serves all the frames of a
+ * {@link #parse} call, repositioned for each, which matters because a subscriber acks every
+ * message it receives (a view per frame was two buffer objects per ack).
  *
  * <p>Every violation of the protocol stops the parser with a {@link Violation} carrying the close
  * code and reason to send: an unmasked frame, RSV bits (no extension is negotiated), an unknown
@@ -24,7 +25,10 @@ import java.nio.charset.StandardCharsets;
  */
 final class ClientFrameParser {
 
-    /** What the frames say; each call's payload is valid during the call only. */
+    /**
+     * What the frames say. A payload is the bytes from its position to its limit, valid during the
+     * call only; the handler may move its position, but must not keep it or read outside it.
+     */
     interface Handler {
         /** A data frame: the first of a message ({@code first}) or a continuation. */
         void data(int opcode, ByteBuffer payload, boolean first, boolean fin);
@@ -70,6 +74,7 @@ final class ClientFrameParser {
      * @throws Violation on a protocol violation; the parser reads nothing more
      */
     int parse(ByteBuffer in, Handler handler) throws Violation {
+        ByteBuffer view = null;
         while (in.hasRemaining() && !stopped) {
             int start = in.position();
             int available = in.remaining();
@@ -108,9 +113,13 @@ final class ClientFrameParser {
             int payloadStart = start + headerLength;
             int payloadEnd = (int) (payloadStart + payloadLength);
             unmask(in, payloadStart, payloadEnd, mask);
-            ByteBuffer payload = in.duplicate().position(payloadStart).limit(payloadEnd).slice();
+            if (view == null) {
+                view = in.duplicate();
+            }
+            // The limit first: the position a handler left may be beyond this frame's end.
+            view.limit(payloadEnd).position(payloadStart);
             in.position(payloadEnd);
-            deliver(opcode, fin, payload, handler);
+            deliver(opcode, fin, view, handler);
         }
         return 0;
     }

@@ -161,7 +161,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
      */
     @Override
     public final void data(int opcode, ByteBuffer payload, boolean first, boolean fin) {
-        heardFromClient = true;
+        heard();
         if (opcode == WebSocketFrames.OP_BINARY) {
             if (first) {
                 protocolError("Expected string message");
@@ -274,8 +274,12 @@ abstract class WsConnection implements WebSocketWire.Peer {
 
     @Override
     public final void heard() {
-        LOG.debug("{}: ping or pong", describe());
-        heardFromClient = true;
+        // Written only when it changes: a volatile store is a full fence, and this runs for every
+        // ack. The liveness check clears it once an interval; a frame read just before that clear
+        // belongs to the interval that ended, so skipping the store then loses nothing.
+        if (!heardFromClient) {
+            heardFromClient = true;
+        }
     }
 
     @Override

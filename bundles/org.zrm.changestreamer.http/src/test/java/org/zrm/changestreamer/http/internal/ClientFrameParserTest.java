@@ -187,6 +187,38 @@ class ClientFrameParserTest {
     }
 
     /**
+     * The frames of one parse share one view of the buffer, repositioned for each: a handler that
+     * reads its payload to the end (moving the view past where the next, shorter frame ends) must
+     * not disturb the payloads after it.
+     */
+    @Test
+    void aHandlerThatReadsItsPayloadDoesNotDisturbTheFramesAfterIt() throws Exception {
+        List<String> seen = new ArrayList<>();
+        ClientFrameParser.Handler reading = new Recorder() {
+            @Override
+            public void data(int opcode, ByteBuffer payload, boolean first, boolean fin) {
+                seen.add(drain(payload));
+            }
+
+            @Override
+            public void ping(ByteBuffer payload) {
+                seen.add("ping " + drain(payload));
+            }
+
+            private String drain(ByteBuffer payload) {
+                byte[] b = new byte[payload.remaining()];
+                payload.get(b);
+                return new String(b, StandardCharsets.UTF_8);
+            }
+        };
+        String long1 = "{\"ack\":1234567890}";
+        ByteBuffer in = ByteBuffer.wrap(concat(text(long1), text("{\"ack\":2}"),
+                masked(WebSocketFrames.OP_PING, true, utf8("p")), text("{\"ack\":33}")));
+        assertEquals(0, new ClientFrameParser(MAX).parse(in, reading));
+        assertEquals(List.of(long1, "{\"ack\":2}", "ping p", "{\"ack\":33}"), seen);
+    }
+
+    /**
      * The caller sizes its read buffer by the return value, so each prefix must ask for exactly
      * what is known to be missing, and must neither consume nor unmask anything.
      */
