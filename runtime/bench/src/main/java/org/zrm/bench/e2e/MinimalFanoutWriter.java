@@ -37,8 +37,10 @@ import org.zrm.protocol.subscriber.Frame;
  * machine, which the old single-subscriber limit could not separate.
  *
  * <p>What it leaves out of ZRM's rules on purpose: the streamer's consensus flow control (the
- * writer has every frame up front, so nothing can wait for a majority), and pings (the runs are far
- * shorter than a ping interval).
+ * writer has every frame up front, so nothing can wait for a majority), and pings. ZRM pings
+ * every 30 s, so once or twice in a 50-subscriber run; the pings cost little, but the first
+ * clients' pongs are the first control frames ZRM's parser sees, and C2 compiles its read path
+ * again then (docs/BENCHMARKS.md, session 22).
  */
 final class MinimalFanoutWriter implements AutoCloseable {
 
