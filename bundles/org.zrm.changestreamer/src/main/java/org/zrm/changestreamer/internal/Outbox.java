@@ -356,13 +356,20 @@ final class Outbox implements Subscription {
         int i = from;
         long firstSeq;
         Message skipping = null;
+        SubscriptionMessage foreign = null;
         synchronized (this) {
             if (closed) {
                 return;
             }
             firstSeq = nextUnconsumedSeq();
             for (; i < end; i++) {
-                Message m = own(messages[i]);
+                if (!(messages[i] instanceof Message m) || m.outbox() != this) {
+                    // Refused after the messages before it are settled, callbacks included, as
+                    // one call per message would: throwing here would leave them consumed with
+                    // their commit callbacks and futures never run.
+                    foreign = messages[i];
+                    break;
+                }
                 long next = nextUnconsumedSeq();
                 if (m.seq < next) {
                     continue; // consumed before: idempotent
@@ -390,18 +397,13 @@ final class Outbox implements Subscription {
                 m.completeWaiting(Result.CONSUMED);
             }
         }
+        if (foreign != null) {
+            throw new IllegalArgumentException(foreign + " is not a message of subscriber " + id);
+        }
         if (skipping != null) {
             fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (skipping.seq + 1)
                     + " before message " + (nextUnconsumedSeqSafe() + 1)));
         }
-    }
-
-    /** @return {@code message} as one of this outbox's; a message of another subscription is refused */
-    private Message own(SubscriptionMessage message) {
-        if (message instanceof Message m && m.outbox() == this) {
-            return m;
-        }
-        throw new IllegalArgumentException(message + " is not a message of subscriber " + id);
     }
 
     private long nextUnconsumedSeq() {

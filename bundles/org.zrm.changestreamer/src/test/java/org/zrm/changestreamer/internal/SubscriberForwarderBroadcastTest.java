@@ -492,6 +492,33 @@ class SubscriberForwarderBroadcastTest {
         assertEquals(4, o.consumedMessages(), "acks after the failure are ignored");
     }
 
+    /**
+     * A foreign message inside a run is refused as the n-th of n single calls would be: the messages
+     * before it are consumed with their commit callbacks run and their futures completed, and the
+     * subscription goes on.
+     */
+    @Test
+    void aForeignMessageInARunIsRefusedAfterTheMessagesBeforeItSettled() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        List<String> commits = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        Outbox.Message commit = o.append("c", "w1", commits::add);
+        Outbox.Message next = o.append("n", null, null);
+        var waiting = commit.result();
+        assertEquals(commit, o.take());
+        assertEquals(next, o.take());
+        SubscriptionMessage foreign = new Outbox("other", 1 << 20, () -> { }, t -> { }).append("x", null, null);
+
+        assertThrows(IllegalArgumentException.class,
+                () -> o.consumed(new SubscriptionMessage[] {commit, foreign, next}, 0, 3));
+        assertEquals(List.of("w1"), commits, "the commit before the foreign message reported its watermark");
+        assertEquals(Outbox.Result.CONSUMED, waiting.getNow(null), "and completed its future");
+        assertEquals(1, o.consumedMessages(), "the message after it is not consumed");
+        assertTrue(failures.isEmpty());
+        o.consumed(new SubscriptionMessage[] {next}, 0, 1);
+        assertEquals(2, o.consumedMessages());
+    }
+
     @Test
     void aMessageSettlesOnceWhetherItsResultIsAskedBeforeOrAfter() throws Exception {
         Outbox o = new Outbox("o", 1 << 20, () -> { }, t -> { });
