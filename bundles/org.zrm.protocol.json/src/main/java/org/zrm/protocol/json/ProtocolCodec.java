@@ -54,13 +54,23 @@ public final class ProtocolCodec {
     private final NumberMemo numbers = new NumberMemo();
     private final RelationMemo relations = new RelationMemo();
 
+    /**
+     * Encodes {@code value} with {@code encoder} into a new writer that shares this codec's number
+     * and relation memos: every encoding goes through here, so none of them writes without them.
+     *
+     * @throws NullPointerException naming {@code what} if {@code value} is {@code null}
+     */
+    private <T> String write(java.util.function.BiConsumer<JsonWriter, T> encoder, T value, String what) {
+        JsonWriter w = new JsonWriter(numbers, relations);
+        encoder.accept(w, Objects.requireNonNull(value, what));
+        return w.toString();
+    }
+
     // ------------------------------------------------------------ change-source protocol
 
     /** Writes a change-source downstream message, e.g. {@code ["begin",{…},{"commitWatermark":"…"}]}. */
     public String encode(ChangeStreamMessage message) {
-        JsonWriter w = new JsonWriter(numbers, relations);
-        ModelEncoder.changeStreamMessage(w, Objects.requireNonNull(message, "message"));
-        return w.toString();
+        return write(ModelEncoder::changeStreamMessage, message, "message");
     }
 
     /** Reads a change-source downstream message. @throws ProtocolException if invalid */
@@ -77,9 +87,7 @@ public final class ProtocolCodec {
      * Writes a bare change object (the second tuple element), which is what the change log stores.
      */
     public String encodeChange(Change change) {
-        JsonWriter w = new JsonWriter(numbers, relations);
-        ModelEncoder.change(w, Objects.requireNonNull(change, "change"));
-        return w.toString();
+        return write(ModelEncoder::change, change, "change");
     }
 
     /** Reads a bare change object, dispatching on its {@code tag}. @throws ProtocolException if invalid */
@@ -89,9 +97,7 @@ public final class ProtocolCodec {
 
     /** Writes an upstream ack, {@code ["status",{…},{"watermark":"…"}]}. */
     public String encode(ChangeSourceUpstream ack) {
-        JsonWriter w = new JsonWriter(numbers, relations);
-        ModelEncoder.changeSourceUpstream(w, Objects.requireNonNull(ack, "ack"));
-        return w.toString();
+        return write(ModelEncoder::changeSourceUpstream, ack, "ack");
     }
 
     /** Reads an upstream ack. @throws ProtocolException if invalid */
@@ -101,9 +107,7 @@ public final class ProtocolCodec {
 
     /** Writes a backfill request object. */
     public String encode(BackfillRequest request) {
-        JsonWriter w = new JsonWriter(numbers, relations);
-        ModelEncoder.backfillRequest(w, Objects.requireNonNull(request, "request"));
-        return w.toString();
+        return write(ModelEncoder::backfillRequest, request, "request");
     }
 
     /** Reads a backfill request object. @throws ProtocolException if invalid */
@@ -115,9 +119,7 @@ public final class ProtocolCodec {
 
     /** Writes a subscriber downstream message (the {@code msg} of a frame). */
     public String encode(Downstream message) {
-        JsonWriter w = new JsonWriter(numbers, relations);
-        ModelEncoder.downstream(w, Objects.requireNonNull(message, "message"));
-        return w.toString();
+        return write(ModelEncoder::downstream, message, "message");
     }
 
     /** Reads a subscriber downstream message. @throws ProtocolException if invalid */
@@ -127,9 +129,7 @@ public final class ProtocolCodec {
 
     /** Writes the {@code /snapshot} status message. */
     public String encode(SnapshotStatus status) {
-        JsonWriter w = new JsonWriter(numbers, relations);
-        ModelEncoder.snapshotStatus(w, Objects.requireNonNull(status, "status"));
-        return w.toString();
+        return write(ModelEncoder::snapshotStatus, status, "status");
     }
 
     /** Reads the {@code /snapshot} status message. @throws ProtocolException if invalid */
