@@ -92,6 +92,36 @@ public interface Subscription extends AutoCloseable {
     }
 
     /**
+     * {@link #poll(SubscriptionMessage[])} for a transport that acknowledges by count: the messages
+     * may be the streamer's own objects, shared by every subscriber that is sent the same change,
+     * so that a fan-out keeps no object per message and subscriber. The transport reads them
+     * ({@link SubscriptionMessage#json()}, {@link SubscriptionMessage#sharedUtf8()}) and reports
+     * them consumed with {@link #consumedNext(int)} only: their own
+     * {@link SubscriptionMessage#consumed()} cannot tell which subscriber consumed them, and
+     * throws {@link UnsupportedOperationException} for a shared message.
+     *
+     * @param into where to put the messages, from index 0; the rest of the array is not touched
+     * @return how many messages were put, 0 if none is ready now (also once the subscription has
+     *     ended)
+     * @since 2.5
+     */
+    int pollShared(SubscriptionMessage[] into);
+
+    /**
+     * Reports the oldest {@code n} messages taken and not yet consumed as consumed, in the order
+     * they were taken: what a transport whose client acknowledges frames in order knows without
+     * keeping the messages. The same rules as {@link SubscriptionMessage#consumed()} hold
+     * otherwise: non-blocking, ignored once the subscription is closed. Acknowledging more
+     * messages than were taken and not yet consumed is a protocol violation: the subscription
+     * fails (the client reconnects), after the messages that were taken are settled.
+     *
+     * @param n how many, at least 0
+     * @throws IllegalArgumentException if {@code n} is negative
+     * @since 2.5
+     */
+    void consumedNext(int n);
+
+    /**
      * Whether {@link #poll()} would return a message now, or the subscription is
      * {@linkplain #isFinished() finished}. A non-blocking transport asks after it stopped pulling,
      * so that a message appended meanwhile (whose {@link #onReady} call it may have missed while

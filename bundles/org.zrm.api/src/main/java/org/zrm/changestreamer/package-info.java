@@ -27,5 +27,5 @@
  * acknowledgements in one call.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.4.0")
+@org.osgi.annotation.versioning.Version("2.5.0")
 package org.zrm.changestreamer;

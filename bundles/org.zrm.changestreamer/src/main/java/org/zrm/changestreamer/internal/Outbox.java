@@ -21,6 +21,16 @@ import org.zrm.changestreamer.SubscriptionMessage;
  * <p>Consumption must follow the append order. A {@link SubscriptionMessage#consumed()} that skips
  * an unconsumed message is a protocol violation (upstream hazard H4): the subscription fails with
  * {@link OutOfOrderAckException} instead of throwing into the transport.
+ *
+ * <p><b>Shared entries.</b> A change fanned out without anyone waiting on it ({@link #appendAll})
+ * is queued as the streamer's one {@link WatermarkedChange}, which every subscriber's outbox
+ * holds, not as a {@link Message} of this outbox: a fan-out made, handed between threads and
+ * settled an object per change and subscriber, each written on one core and read or written on
+ * another. A transport that acknowledges by count ({@link #pollShared}, {@link #consumedNext})
+ * never sees anything else for them; one that takes messages one by one ({@link #take},
+ * {@link #poll()}) gets a {@link Message} made for the entry as it takes it, so the
+ * message-by-message rules above hold for it unchanged. An entry's sequence number is its place
+ * in the stream: {@code headSeq} for the oldest unconsumed one, counting on from there.
  */
 final class Outbox implements Subscription {
 
@@ -36,18 +46,23 @@ final class Outbox implements Subscription {
 
     // All guarded by "this".
     /**
-     * The unconsumed messages, oldest first, in a ring: {@code size} of them from {@code head},
-     * of which the first {@code taken} were taken by the transport and the rest wait for it. One
-     * ring, not a queue of untaken and another of unconsumed messages: a fan-out appends each
-     * message to every subscriber, and the second queue was one more store per message and
-     * subscriber. It grows by doubling and never shrinks; the byte bound limits what it holds.
+     * The unconsumed entries, oldest first, in a ring: {@code size} of them from {@code head},
+     * of which the first {@code taken} were taken by the transport and the rest wait for it. An
+     * entry is a {@link Message} or a shared {@link WatermarkedChange} (see the class
+     * description). One ring, not a queue of untaken and another of unconsumed messages: a
+     * fan-out appends each message to every subscriber, and the second queue was one more store
+     * per message and subscriber. It grows by doubling and never shrinks; the byte bound limits
+     * what it holds.
      */
-    private Message[] ring = new Message[INITIAL_CAPACITY];
+    private Object[] ring = new Object[INITIAL_CAPACITY];
     private int head;
     private int size;
     private int taken;
     private long bufferedBytes;
-    private long nextSeq;
+    /** The sequence number of the entry at {@code head} (of the next one appended if empty). */
+    private long headSeq;
+    /** Called with the watermark of a consumed shared {@code commit}; set by {@link #appendAll}. */
+    private Consumer<String> sharedCommitConsumed;
     private boolean ended;        // no more appends; take() returns null once untaken is empty
     private boolean closed;       // closed by the transport or failed: everything is released
     private Throwable failure;
@@ -136,12 +151,11 @@ final class Outbox implements Subscription {
             if (ended || closed) {
                 return 0;
             }
+            // One callback for every shared entry, since an entry cannot carry its own: the
+            // streamer passes its subscriber's, the same one each time.
+            sharedCommitConsumed = onCommitConsumed;
             boolean wasIdle = taken == size;
-            while (appended < n) {
-                WatermarkedChange c = changes[appended];
-                if (add(c.json(), c, commitWatermark(c), onCommitConsumed) == null) {
-                    break;
-                }
+            while (appended < n && addShared(changes[appended])) {
                 appended++;
             }
             if (appended == 0 || !wasIdle) {
@@ -151,6 +165,42 @@ final class Outbox implements Subscription {
         }
         signalReady();
         return appended;
+    }
+
+    /**
+     * {@link #appendAll} of one change: a change nobody waits on, queued as the shared entry it is.
+     *
+     * @return {@code false} if the subscription has ended or the byte bound is hit (in the latter
+     *     case the caller must fail the subscription)
+     */
+    boolean appendShared(WatermarkedChange change, Consumer<String> onCommitConsumed) {
+        synchronized (this) {
+            if (ended || closed) {
+                return false;
+            }
+            sharedCommitConsumed = onCommitConsumed;
+            boolean wasIdle = taken == size;
+            if (!addShared(change)) {
+                return false;
+            }
+            if (!wasIdle) {
+                return true;
+            }
+            notifyAll();
+        }
+        signalReady();
+        return true;
+    }
+
+    /** Adds a shared entry within the byte bound, as {@link #add} adds a message; the caller holds the lock. */
+    private boolean addShared(WatermarkedChange c) {
+        long chars = c.json().length();
+        if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
+            return false;
+        }
+        bufferedBytes += chars;
+        push(c);
+        return true;
     }
 
     /**
@@ -165,7 +215,7 @@ final class Outbox implements Subscription {
         if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
             return null;
         }
-        Message m = new Message(nextSeq++, json, shared, commitWatermark, onConsumed);
+        Message m = new Message(headSeq + size, json, shared, commitWatermark, onConsumed);
         bufferedBytes += chars;
         push(m);
         return m;
@@ -271,6 +321,82 @@ final class Outbox implements Subscription {
         return n;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Shared entries are handed out as the streamer's {@link WatermarkedChange}s, the others as
+     * this outbox's {@link Message}s.
+     */
+    @Override
+    public synchronized int pollShared(SubscriptionMessage[] into) {
+        if (closed) {
+            return 0;
+        }
+        int n = Math.min(into.length, size - taken);
+        int mask = ring.length - 1;
+        for (int i = 0; i < n; i++) {
+            into[i] = (SubscriptionMessage) ring[(head + taken++) & mask];
+        }
+        return n;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Callbacks (a {@code commit}'s, a waiting future) run after the lock, as for
+     * {@link #consumed(SubscriptionMessage[], int, int)}: of the shared {@code commit}s only the
+     * newest is reported, since a consumed commit implies the earlier ones and the subscriber
+     * keeps the newest.
+     */
+    @Override
+    public void consumedNext(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("negative count " + n);
+        }
+        String sharedCommit = null;
+        Consumer<String> commitCallback;
+        java.util.List<Message> settledMessages = null;
+        int beyond;
+        synchronized (this) {
+            if (closed || n == 0) {
+                return;
+            }
+            int k = Math.min(n, taken);
+            beyond = n - k;
+            for (int i = 0; i < k; i++) {
+                Object e = removeOldest();
+                if (e instanceof Message m) {
+                    bufferedBytes -= m.json.length();
+                    m.settled = Result.CONSUMED;
+                    if (settledMessages == null) {
+                        settledMessages = new java.util.ArrayList<>();
+                    }
+                    settledMessages.add(m);
+                } else {
+                    WatermarkedChange c = (WatermarkedChange) e;
+                    bufferedBytes -= c.json().length();
+                    if (c.isCommit()) {
+                        sharedCommit = c.watermark();
+                    }
+                }
+                consumedMessages++;
+            }
+            commitCallback = sharedCommitConsumed;
+        }
+        if (settledMessages != null) {
+            for (Message m : settledMessages) {
+                m.settle(Result.CONSUMED);
+            }
+        }
+        if (sharedCommit != null && commitCallback != null) {
+            commitCallback.accept(sharedCommit);
+        }
+        if (beyond > 0) {
+            fail(new OutOfOrderAckException("subscriber " + id + " acknowledged " + beyond
+                    + " message(s) more than it was sent"));
+        }
+    }
+
     @Override
     public synchronized boolean isReady() {
         return closed || ended || taken < size;
@@ -324,13 +450,24 @@ final class Outbox implements Subscription {
             closed = true;
             ended = true;
             failure = cause;
-            pending = new Message[size];
+            // Only messages settle: a shared entry has nobody waiting on it.
+            int k = 0;
+            for (int i = 0; i < size; i++) {
+                if (ring[(head + i) & (ring.length - 1)] instanceof Message) {
+                    k++;
+                }
+            }
+            pending = new Message[k];
+            k = 0;
             for (int i = 0; i < size; i++) {
                 int at = (head + i) & (ring.length - 1);
-                pending[i] = ring[at];
+                if (ring[at] instanceof Message m) {
+                    m.settled = Result.UNCONSUMED;
+                    pending[k++] = m;
+                }
                 ring[at] = null;
-                pending[i].settled = Result.UNCONSUMED;
             }
+            headSeq += size;
             head = 0;
             size = 0;
             taken = 0;
@@ -361,7 +498,7 @@ final class Outbox implements Subscription {
             if (closed) {
                 return;
             }
-            firstSeq = nextUnconsumedSeq();
+            firstSeq = headSeq;
             for (; i < end; i++) {
                 if (!(messages[i] instanceof Message m) || m.outbox() != this) {
                     // Refused after the messages before it are settled, callbacks included, as
@@ -370,11 +507,10 @@ final class Outbox implements Subscription {
                     foreign = messages[i];
                     break;
                 }
-                long next = nextUnconsumedSeq();
-                if (m.seq < next) {
+                if (m.seq < headSeq) {
                     continue; // consumed before: idempotent
                 }
-                if (m.seq > next) {
+                if (m.seq > headSeq || size == 0) {
                     skipping = m;
                     break;
                 }
@@ -391,10 +527,7 @@ final class Outbox implements Subscription {
             Message m = (Message) messages[j];
             if (m.seq == expected) {
                 expected++;
-                if (m.commitWatermark != null && m.onConsumed != null) {
-                    m.onConsumed.accept(m.commitWatermark);
-                }
-                m.completeWaiting(Result.CONSUMED);
+                m.settle(Result.CONSUMED);
             }
         }
         if (foreign != null) {
@@ -402,17 +535,13 @@ final class Outbox implements Subscription {
         }
         if (skipping != null) {
             fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (skipping.seq + 1)
-                    + " before message " + (nextUnconsumedSeqSafe() + 1)));
+                    + " before message " + (headSeqSafe() + 1)));
         }
     }
 
-    private long nextUnconsumedSeq() {
-        return size == 0 ? nextSeq : ring[head].seq;
-    }
-
-    private void push(Message m) {
+    private void push(Object m) {
         if (size == ring.length) {
-            Message[] grown = new Message[ring.length << 1];
+            Object[] grown = new Object[ring.length << 1];
             for (int i = 0; i < size; i++) {
                 grown[i] = ring[(head + i) & (ring.length - 1)];
             }
@@ -423,22 +552,40 @@ final class Outbox implements Subscription {
         size++;
     }
 
-    /** @return the oldest message not yet taken; there must be one */
+    /**
+     * @return the oldest message not yet taken, as a {@link Message} of this outbox: a shared
+     *     entry is replaced by a message made for it now; there must be one
+     */
     private Message nextUntaken() {
-        return ring[(head + taken++) & (ring.length - 1)];
+        int at = (head + taken) & (ring.length - 1);
+        Object e = ring[at];
+        Message m;
+        if (e instanceof Message own) {
+            m = own;
+        } else {
+            WatermarkedChange c = (WatermarkedChange) e;
+            m = new Message(headSeq + taken, c.json(), c, commitWatermark(c), sharedCommitConsumed);
+            ring[at] = m;
+        }
+        taken++;
+        return m;
     }
 
-    private void removeOldest() {
+    /** @return the oldest entry, removed */
+    private Object removeOldest() {
+        Object e = ring[head];
         ring[head] = null;
         head = (head + 1) & (ring.length - 1);
         size--;
+        headSeq++;
         // A message is consumed after it was taken; one consumed before (which no transport does)
         // is not handed out any more.
         taken = Math.max(0, taken - 1);
+        return e;
     }
 
-    private synchronized long nextUnconsumedSeqSafe() {
-        return nextUnconsumedSeq();
+    private synchronized long headSeqSafe() {
+        return headSeq;
     }
 
     /** @return characters appended but not consumed */
@@ -513,6 +660,18 @@ final class Outbox implements Subscription {
             if (waiting != null) {
                 waiting.complete(how);
             }
+        }
+
+        /**
+         * Runs what waits on a message that has just settled as {@code how}: its {@code commit}
+         * callback if consumed, and its future if one was asked for. Called once per message, by
+         * the thread that settled it, after the outbox's lock.
+         */
+        private void settle(Result how) {
+            if (how == Result.CONSUMED && commitWatermark != null && onConsumed != null) {
+                onConsumed.accept(commitWatermark);
+            }
+            completeWaiting(how);
         }
 
         private Outbox outbox() {

@@ -262,7 +262,17 @@ final class Subscriber {
      * future. The reader tracks one change in a batch, not each of them.
      */
     void catchupUntracked(WatermarkedChange change) {
-        catchupMessage(change);
+        Throwable overflow;
+        synchronized (this) {
+            if (rejected) {
+                return;
+            }
+            initialize();
+            overflow = sendShared(change);
+        }
+        if (overflow != null) {
+            fail(overflow);
+        }
     }
 
     /** @return the appended message, or {@code null} if the change settled at once (filtered, failed) */
@@ -304,8 +314,8 @@ final class Subscriber {
             backlog = null;
             backlogBytes = 0;
             for (WatermarkedChange c : pending) {
-                if (sendChange(c) instanceof Throwable t) {
-                    overflow = t;
+                overflow = sendShared(c);
+                if (overflow != null) {
                     break;
                 }
             }
@@ -398,6 +408,19 @@ final class Subscriber {
         }
         Outbox.Message m = outbox.append(change, ackedCommit);
         return m != null ? m : refused(change.json());
+    }
+
+    /**
+     * {@link #sendChange} of a change nobody waits on, queued as the shared change itself
+     * ({@link Outbox#appendShared}).
+     *
+     * @return the overflow if the byte bound was hit, else {@code null}
+     */
+    private Throwable sendShared(WatermarkedChange change) {
+        if (!admit(change) || outbox.appendShared(change, ackedCommit)) {
+            return null;
+        }
+        return refused(change.json());
     }
 
     /**

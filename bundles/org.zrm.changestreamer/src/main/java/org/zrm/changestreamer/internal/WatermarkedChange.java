@@ -3,6 +3,7 @@ package org.zrm.changestreamer.internal;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import org.zrm.changestreamer.SubscriptionMessage;
 
 /**
  * A change on its way to subscribers: the commit watermark of its transaction, its tag (the
@@ -12,8 +13,12 @@ import java.util.Objects;
  * <p>A class rather than a record only so that it can carry its text's UTF-8 encoding, made once
  * on first use and then shared by every subscriber's transport (a fan-out to 50 WebSockets encodes
  * each message once, not 50 times). It holds no other state; equality is by value.
+ *
+ * <p>It is also the message a transport that acknowledges by count is handed for it
+ * ({@link org.zrm.changestreamer.Subscription#pollShared}): the same object for every subscriber,
+ * which is why it cannot be {@linkplain #consumed() consumed} itself.
  */
-final class WatermarkedChange {
+final class WatermarkedChange implements SubscriptionMessage {
 
     private final String watermark;
     private final String tag;
@@ -44,7 +49,8 @@ final class WatermarkedChange {
         return tag;
     }
 
-    String json() {
+    @Override
+    public String json() {
         return json;
     }
 
@@ -52,7 +58,8 @@ final class WatermarkedChange {
      * @return {@link #json()} as UTF-8: a new read-only view (one object per call and subscriber)
      *     of bytes shared by every caller
      */
-    ByteBuffer utf8() {
+    @Override
+    public ByteBuffer utf8() {
         return sharedUtf8().duplicate();
     }
 
@@ -60,13 +67,27 @@ final class WatermarkedChange {
      * @return {@link #json()} as UTF-8: the one read-only buffer every caller shares, which they
      *     read with absolute gets only ({@link org.zrm.changestreamer.SubscriptionMessage#sharedUtf8()})
      */
-    ByteBuffer sharedUtf8() {
+    @Override
+    public ByteBuffer sharedUtf8() {
         ByteBuffer shared = utf8;
         if (shared == null) {
             shared = ByteBuffer.wrap(json.getBytes(StandardCharsets.UTF_8)).asReadOnlyBuffer();
             utf8 = shared;
         }
         return shared;
+    }
+
+    /**
+     * Refused: this change is shared by every subscriber it is sent to, so it cannot say which one
+     * consumed it; the transport reports it through
+     * {@link org.zrm.changestreamer.Subscription#consumedNext(int)}.
+     *
+     * @throws UnsupportedOperationException always
+     */
+    @Override
+    public void consumed() {
+        throw new UnsupportedOperationException("a change shared by every subscriber is reported consumed through"
+                + " Subscription.consumedNext, not by itself");
     }
 
     boolean isCommit() {

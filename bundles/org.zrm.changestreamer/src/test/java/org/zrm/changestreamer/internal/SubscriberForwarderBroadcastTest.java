@@ -519,6 +519,111 @@ class SubscriberForwarderBroadcastTest {
         assertEquals(2, o.consumedMessages());
     }
 
+    /**
+     * A fanned-out run is queued as the streamer's shared changes: a transport that acknowledges
+     * by count is handed those very objects (every subscriber the same), and settling them by
+     * count releases their bytes and reports the newest commit, while the outbox's own messages
+     * among them (a status) settle as they always do.
+     */
+    @Test
+    void sharedChangesAreHandedOutAsTheyAreAndSettledByCount() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        List<String> commits = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        Outbox p = new Outbox("p", 1 << 20, () -> { }, t -> { });
+        Outbox.Message status = o.append(STATUS, null, null);
+        var statusResult = status.result();
+        WatermarkedChange[] run = {c("02", "begin"), c("02", "insert"), c("02", "commit"), c("03", "begin"),
+                c("03", "insert"), c("03", "commit")};
+        assertEquals(6, o.appendAll(run, 6, commits::add));
+        assertEquals(6, p.appendAll(run, 6, w -> { }));
+        long bytes = STATUS.length();
+        for (WatermarkedChange c : run) {
+            bytes += c.json().length();
+        }
+        assertEquals(bytes, o.bufferedBytes());
+
+        SubscriptionMessage[] first = new SubscriptionMessage[5];
+        assertEquals(5, o.pollShared(first));
+        assertTrue(first[0] == status && first[1] == run[0], "its own message, then the shared changes");
+        SubscriptionMessage[] fromP = new SubscriptionMessage[8];
+        assertEquals(6, p.pollShared(fromP));
+        assertTrue(fromP[2] == run[2], "the change itself, not a message per subscriber");
+        assertThrows(UnsupportedOperationException.class, () -> fromP[2].consumed(),
+                "a shared change cannot say which subscriber consumed it");
+        SubscriptionMessage[] taken = new SubscriptionMessage[8];
+        assertEquals(2, o.pollShared(taken), "the rest");
+        assertTrue(taken[0] == run[4]);
+
+        o.consumedNext(3); // the status, begin, insert
+        assertEquals(Outbox.Result.CONSUMED, statusResult.getNow(null), "the outbox's own message settles");
+        assertEquals(List.of(), commits, "no commit consumed yet");
+        assertEquals(4, o.pendingMessages());
+        o.consumedNext(4); // 02's commit and all of 03
+        assertEquals(List.of("03"), commits, "the newest commit of the run is reported");
+        assertEquals(0, o.bufferedBytes());
+        assertEquals(7, o.consumedMessages());
+        assertTrue(failures.isEmpty());
+        o.consumedNext(0);
+        assertThrows(IllegalArgumentException.class, () -> o.consumedNext(-1));
+    }
+
+    /**
+     * Acknowledging more than was taken fails the subscription, after the messages that were
+     * taken settled; what was appended and not taken is released unconsumed.
+     */
+    @Test
+    void acknowledgingMoreThanWasTakenFailsTheSubscription() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        List<String> commits = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        WatermarkedChange[] run = {c("02", "begin"), c("02", "commit")};
+        o.appendAll(run, 2, commits::add);
+        Outbox.Message untaken = o.append("later", null, null);
+        SubscriptionMessage[] taken = new SubscriptionMessage[2];
+        assertEquals(2, o.pollShared(taken));
+        o.consumedNext(4);
+        assertEquals(List.of("02"), commits, "the taken ones settled first");
+        assertEquals(1, failures.size());
+        assertTrue(failures.get(0) instanceof Outbox.OutOfOrderAckException);
+        assertEquals("subscriber o acknowledged 2 message(s) more than it was sent", failures.get(0).getMessage());
+        assertEquals(Outbox.Result.UNCONSUMED, untaken.result().get());
+        o.consumedNext(1);
+        assertEquals(2, o.consumedMessages(), "acks after the failure are ignored");
+    }
+
+    /**
+     * A transport that takes messages one by one gets a message of its own subscription for a
+     * shared change, with the same rules as any other: consumed in order, its commit reported,
+     * and released unconsumed when the subscription ends.
+     */
+    @Test
+    void aSharedChangeTakenOneByOneIsAMessageOfItsSubscription() throws Exception {
+        List<Throwable> failures = new ArrayList<>();
+        List<String> commits = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        WatermarkedChange[] run = {c("02", "begin"), c("02", "insert"), c("02", "commit")};
+        o.appendAll(run, 3, commits::add);
+        SubscriptionMessage begin = o.take();
+        assertTrue(begin instanceof Outbox.Message, "a message of this subscription");
+        assertEquals(run[0].json(), begin.json());
+        assertTrue(begin.sharedUtf8() == run[0].sharedUtf8(), "still the one shared encoding");
+        SubscriptionMessage[] rest = new SubscriptionMessage[4];
+        assertEquals(2, o.poll(rest));
+        rest[1].consumed(); // the commit, while the begin is still unconsumed
+        assertEquals(1, failures.size(), "skipping an unconsumed message is a violation, as for any message");
+
+        Outbox q = new Outbox("q", 1 << 20, () -> { }, t -> { });
+        q.appendAll(run, 3, commits::add);
+        q.take().consumed();
+        q.take().consumed();
+        SubscriptionMessage commit = q.take();
+        commit.consumed();
+        commit.consumed();
+        assertEquals(List.of("02"), commits, "reported once; a repeated consumed() is ignored");
+        assertEquals(3, q.consumedMessages());
+    }
+
     @Test
     void aMessageSettlesOnceWhetherItsResultIsAskedBeforeOrAfter() throws Exception {
         Outbox o = new Outbox("o", 1 << 20, () -> { }, t -> { });

@@ -128,6 +128,16 @@ final class FakeChangeStreamer implements ChangeStreamer {
         }
 
         @Override
+        public int pollShared(SubscriptionMessage[] into) {
+            throw new UnsupportedOperationException("this fake serves a consumer that blocks in take()");
+        }
+
+        @Override
+        public void consumedNext(int n) {
+            throw new UnsupportedOperationException("this fake serves a consumer that blocks in take()");
+        }
+
+        @Override
         public void onReady(Runnable listener) {
             throw new UnsupportedOperationException("this fake serves a consumer that blocks in take()");
         }

@@ -1,7 +1,5 @@
 package org.zrm.changestreamer.http.internal;
 
-import org.zrm.changestreamer.SubscriptionMessage;
-
 /**
  * The frames of one connection that were sent and not yet acknowledged, in id order.
  *
@@ -12,74 +10,64 @@ import org.zrm.changestreamer.SubscriptionMessage;
  * that was already acknowledged or never sent is a protocol error: {@link #ack} throws and the
  * connection is closed.
  *
- * <p>Frame ids are consecutive from 1, so a frame is stored as its message and its size in two
- * parallel rings, indexed from the oldest unacknowledged id: a fan-out records and settles one
- * frame per message and subscriber, and an object per frame (with a list per ack) was a good part
- * of what the send path allocated. The rings grow by doubling and never shrink; they hold at most
- * the frames of one send window ({@code send.maxUnackedChars}), since a frame is recorded only
- * once the window admitted it.
+ * <p>Frame ids are consecutive from 1, so a frame is stored as its size and whether it carries a
+ * subscription's message, in two parallel rings indexed from the oldest unacknowledged id. The
+ * messages themselves are not kept: the subscription settles its oldest ones by count
+ * ({@link org.zrm.changestreamer.Subscription#consumedNext(int)}), and a reference per frame,
+ * written by the sender and cleared by the reader on another core, was a good part of what an ack
+ * cost a fan-out. The rings grow by doubling and never shrink; they hold at most the frames of one
+ * send window ({@code send.maxUnackedChars}), since a frame is recorded only once the window
+ * admitted it.
  */
 final class AckTracker {
 
-    /** Receives the messages of the frames an ack settles. */
+    /** Receives how many of the frames an ack settles carried a message. */
     @FunctionalInterface
     interface Settled {
         /**
-         * @param messages what the frames carried, oldest first, in {@code messages[0..n)}; frames
-         *     nobody waits on are left out. The array is the tracker's and is reused by the next
-         *     ack: read it during the call only.
-         * @param n how many
+         * @param n how many frames that carried a message the ack settled, at least 1; their
+         *     messages are the oldest {@code n} the connection sent and had not yet settled
          */
-        void settled(SubscriptionMessage[] messages, int n);
+        void settled(int n);
     }
 
     private static final int INITIAL_CAPACITY = 64;
 
     // All guarded by this.
-    private SubscriptionMessage[] messages = new SubscriptionMessage[INITIAL_CAPACITY];
     private long[] chars = new long[INITIAL_CAPACITY];
+    private boolean[] carries = new boolean[INITIAL_CAPACITY];
     /** Ring index of the oldest unacknowledged frame, whose id is {@code lastAcked + 1}. */
     private int head;
     private int size;
     private long lastAcked;
-    /**
-     * What {@link #ack} hands out, reused from ack to ack: the reader's only (acks come one at a
-     * time), and an array per ack was the reader's allocation per read. Grows to the most frames
-     * one ack settled, at most a send window's; not cleared, so it keeps up to that many settled
-     * messages reachable until the next ack overwrites them.
-     */
-    private SubscriptionMessage[] settling = new SubscriptionMessage[INITIAL_CAPACITY];
 
     /**
      * Records consecutive frames before they are handed to the wire, so that no ack can arrive
-     * first: {@code messages[from + i]} as frame {@code firstId + i}, of {@code frameChars[i]}
-     * characters as the send window counts them, for {@code i < n}. One lock per batch of frames,
-     * not per frame. The two arrays are indexed apart because the sender's are: it may resume a
-     * batch of messages part-way, while it sizes the frames it sends from index 0.
+     * first: frame {@code firstId + i} of {@code frameChars[i]} characters as the send window
+     * counts them, for {@code i < n}. One lock per batch of frames, not per frame.
      *
      * @param firstId the id after the previous frame's
-     * @param messages what the frames carry; an element may be {@code null} for a frame nobody
-     *     waits on
+     * @param carryMessages whether the frames carry messages the subscription waits to hear of
      */
-    synchronized void sentAll(long firstId, SubscriptionMessage[] messages, int from, long[] frameChars, int n) {
+    synchronized void sentAll(long firstId, boolean carryMessages, long[] frameChars, int n) {
         if (firstId != lastAcked + size + 1) {
             throw new IllegalStateException("frame " + firstId + " sent after frame " + (lastAcked + size));
         }
-        while (size + n > this.messages.length) {
+        while (size + n > chars.length) {
             grow();
         }
-        int mask = this.messages.length - 1;
+        int mask = chars.length - 1;
         for (int i = 0; i < n; i++) {
             int at = (head + size + i) & mask;
-            this.messages[at] = messages[from + i];
             chars[at] = frameChars[i];
+            carries[at] = carryMessages;
         }
         size += n;
     }
 
     /**
-     * Removes the frames acknowledged by {@code id} and hands their messages to {@code each} at
-     * once, oldest first, outside this lock. Called by one thread at a time (the connection's
+     * Removes the frames acknowledged by {@code id} and tells {@code each} how many of them
+     * carried a message, outside this lock. Called by one thread at a time (the connection's
      * reader).
      *
      * @return the characters of the acknowledged frames
@@ -94,24 +82,21 @@ final class AckTracker {
                 throw new UnexpectedAckException("Unexpected ack for " + first + ": " + id);
             }
             int n = (int) (id - lastAcked);
-            if (settling.length < n) {
-                settling = new SubscriptionMessage[Math.max(n, settling.length << 1)];
-            }
+            int mask = chars.length - 1;
             for (int i = 0; i < n; i++) {
-                int at = (head + i) & (messages.length - 1);
-                if (messages[at] != null) {
-                    settling[k++] = messages[at];
+                int at = (head + i) & mask;
+                if (carries[at]) {
+                    k++;
                 }
                 total += chars[at];
-                messages[at] = null; // let the message go
             }
-            head = (head + n) & (messages.length - 1);
+            head = (head + n) & mask;
             size -= n;
             lastAcked = id;
         }
-        // The messages are handed out after the lock, which a consumer's callbacks must not run under.
+        // Reported after the lock, which a consumer's callbacks must not run under.
         if (k > 0) {
-            each.settled(settling, k);
+            each.settled(k);
         }
         return total;
     }
@@ -121,16 +106,16 @@ final class AckTracker {
     }
 
     private void grow() {
-        int capacity = messages.length << 1;
-        SubscriptionMessage[] m = new SubscriptionMessage[capacity];
+        int capacity = chars.length << 1;
         long[] c = new long[capacity];
+        boolean[] m = new boolean[capacity];
         for (int i = 0; i < size; i++) {
-            int at = (head + i) & (messages.length - 1);
-            m[i] = messages[at];
+            int at = (head + i) & (chars.length - 1);
             c[i] = chars[at];
+            m[i] = carries[at];
         }
-        messages = m;
         chars = c;
+        carries = m;
         head = 0;
     }
 

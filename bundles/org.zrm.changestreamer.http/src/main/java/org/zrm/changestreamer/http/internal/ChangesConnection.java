@@ -14,8 +14,9 @@ import org.zrm.changestreamer.SubscriptionMessage;
  * A {@code /replication/v{N}/changes} connection (upstream {@code #subscribe} plus
  * {@code streamOutStringified}, pipelined): subscribes, ends the task's snapshot reservation if
  * this is its initial subscription, and sends the subscription's messages as frames; the client's
- * acks report them consumed, those of one read in one call
- * ({@link Subscription#consumed(SubscriptionMessage[], int, int)}).
+ * acks report them consumed, those of one read in one call, by count
+ * ({@link Subscription#consumedNext(int)}): the messages are the streamer's shared ones
+ * ({@link Subscription#pollShared}), and nothing per message and subscriber is kept.
  *
  * <p><b>Sending.</b> No thread of its own: the endpoint's few sender threads serve every
  * connection ({@link ConnectionResources#senders()}). The subscription's ready signal, or room
@@ -96,10 +97,10 @@ final class ChangesConnection extends WsConnection {
         sub.onReady(reschedule);
     }
 
-    /** The client acknowledged these messages' frames: reported as one run. */
+    /** The client acknowledged the frames of the oldest {@code n} messages sent: reported as one run. */
     @Override
-    void settled(SubscriptionMessage[] messages, int n) {
-        subscription.consumed(messages, 0, n);
+    void settled(int n) {
+        subscription.consumedNext(n);
     }
 
     /**
@@ -150,7 +151,7 @@ final class ChangesConnection extends WsConnection {
         while (true) {
             if (batchNext == batchEnd) {
                 batchNext = 0;
-                batchEnd = sub.poll(batch);
+                batchEnd = sub.pollShared(batch);
                 if (batchEnd == 0) {
                     break;
                 }

@@ -53,8 +53,6 @@ abstract class WsConnection implements WebSocketWire.Peer {
     private static final Logger LOG = LoggerFactory.getLogger(WsConnection.class);
     /** Frames one {@link #trySendFrames} call may send. */
     static final int SEND_BATCH = 64;
-    /** What {@link #sendFrame}'s frame settles: nothing, it is not tracked. */
-    private static final SubscriptionMessage[] NO_MESSAGES = new SubscriptionMessage[1];
 
     protected final ConnectionResources resources;
     private final ChangeStreamer streamer;
@@ -260,16 +258,15 @@ abstract class WsConnection implements WebSocketWire.Peer {
     }
 
     /**
-     * Reports the messages of acknowledged frames consumed, on the reading thread, all at once (see
-     * {@link org.zrm.changestreamer.Subscription#consumed(SubscriptionMessage[], int, int)}).
-     * Connections whose frames carry messages override it.
+     * Reports the messages of acknowledged frames consumed, on the reading thread, all at once:
+     * the oldest {@code n} of those sent with {@link #trySendFrames} and not yet reported (see
+     * {@link org.zrm.changestreamer.Subscription#consumedNext(int)}). A connection that sends
+     * messages overrides it; the others' frames ({@link #sendFrame}) carry none.
      *
-     * @param messages valid during the call only
+     * @param n at least 1
      */
-    void settled(SubscriptionMessage[] messages, int n) {
-        for (int i = 0; i < n; i++) {
-            messages[i].consumed();
-        }
+    void settled(int n) {
+        throw new UnsupportedOperationException(describe() + " sent no messages, yet " + n + " were acknowledged");
     }
 
     @Override
@@ -364,7 +361,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
         }
         batchChars[0] = chars;
         bodies[0] = ByteBuffer.wrap(msg.getBytes(StandardCharsets.UTF_8));
-        emit(NO_MESSAGES, 0, 1, true);
+        emit(false, 1, true);
         reportSent();
         return true;
     }
@@ -392,8 +389,9 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * re-encoded. The send windows count characters of the frame text, so the bounds mean the same
      * whichever way the frame was built.
      *
-     * @param messages each is reported {@linkplain SubscriptionMessage#consumed() consumed} once the
-     *     client acknowledges its frame (never if the connection ends first)
+     * @param messages each is reported consumed, through {@link #settled(int)}, once the client
+     *     acknowledges its frame (never if the connection ends first); the connection does not
+     *     keep them
      * @param flush whether to write the frames sent, and those held before them, now
      * @param onWindow must not block (it schedules the sender again)
      * @return how many messages were sent, from {@code from}; fewer than offered if a window
@@ -425,7 +423,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
             bodies[i] = messages[from + i].sharedUtf8();
         }
         // Fewer than offered means a window is full: the frames must leave for its acks to come.
-        emit(messages, from, sent, flush || sent < n);
+        emit(true, sent, flush || sent < n);
         return sent;
     }
 
@@ -449,14 +447,15 @@ abstract class WsConnection implements WebSocketWire.Peer {
 
     /**
      * Hands {@code n} admitted frames to the wire, numbered from the next id: frame {@code i}
-     * carries {@code bodies[i]} (read with absolute gets only), counts {@code batchChars[i]} (in
-     * both windows already) and settles {@code messages[from + i]} when acknowledged.
+     * carries {@code bodies[i]} (read with absolute gets only) and counts {@code batchChars[i]}
+     * (in both windows already).
      *
-     * @param messages what the acks settle; {@link #NO_MESSAGES} for frames nobody waits on
+     * @param carryMessages whether the frames carry messages, reported through {@link #settled}
+     *     when acknowledged
      */
-    private void emit(SubscriptionMessage[] messages, int from, int n, boolean flush) {
+    private void emit(boolean carryMessages, int n, boolean flush) {
         long firstId = lastFrameId + 1;
-        acks.sentAll(firstId, messages, from, batchChars, n);
+        acks.sentAll(firstId, carryMessages, batchChars, n);
         lastFrameId = firstId + n - 1;
         long chars = 0;
         for (int i = 0; i < n; i++) {

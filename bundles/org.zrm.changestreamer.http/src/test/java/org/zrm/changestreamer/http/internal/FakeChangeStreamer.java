@@ -129,6 +129,36 @@ final class FakeChangeStreamer implements ChangeStreamer {
             return m == null || m == END ? null : queue.poll();
         }
 
+        /**
+         * Taken by {@link #pollShared} and not yet reported consumed, oldest first; the
+         * connection's reader reports them while its sender takes more.
+         */
+        private final java.util.concurrent.ConcurrentLinkedQueue<FakeMessage> sharedTaken =
+                new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+        @Override
+        public int pollShared(SubscriptionMessage[] into) {
+            int n = 0;
+            SubscriptionMessage m;
+            while (n < into.length && (m = poll()) != null) {
+                sharedTaken.add((FakeMessage) m);
+                into[n++] = m;
+            }
+            return n;
+        }
+
+        /** Consumes the oldest {@code n} messages taken, as the streamer's outbox does. */
+        @Override
+        public void consumedNext(int n) {
+            for (int i = 0; i < n; i++) {
+                FakeMessage m = sharedTaken.poll();
+                if (m == null) {
+                    throw new AssertionError(n + " messages acknowledged, " + i + " were taken");
+                }
+                m.consumed();
+            }
+        }
+
         @Override
         public boolean isReady() {
             return ended || !queue.isEmpty();
