@@ -167,35 +167,10 @@ final class Outbox implements Subscription {
         return appended;
     }
 
-    /**
-     * {@link #appendAll} of one change: a change nobody waits on, queued as the shared entry it is.
-     *
-     * @return {@code false} if the subscription has ended or the byte bound is hit (in the latter
-     *     case the caller must fail the subscription)
-     */
-    boolean appendShared(WatermarkedChange change, Consumer<String> onCommitConsumed) {
-        synchronized (this) {
-            if (ended || closed) {
-                return false;
-            }
-            sharedCommitConsumed = onCommitConsumed;
-            boolean wasIdle = taken == size;
-            if (!addShared(change)) {
-                return false;
-            }
-            if (!wasIdle) {
-                return true;
-            }
-            notifyAll();
-        }
-        signalReady();
-        return true;
-    }
-
     /** Adds a shared entry within the byte bound, as {@link #add} adds a message; the caller holds the lock. */
     private boolean addShared(WatermarkedChange c) {
         long chars = c.json().length();
-        if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
+        if (exceeds(chars)) {
             return false;
         }
         bufferedBytes += chars;
@@ -212,7 +187,7 @@ final class Outbox implements Subscription {
      */
     private Message add(String json, WatermarkedChange shared, String commitWatermark, Consumer<String> onConsumed) {
         long chars = json.length();
-        if (bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes) {
+        if (exceeds(chars)) {
             return null;
         }
         Message m = new Message(headSeq + size, json, shared, commitWatermark, onConsumed);
@@ -231,7 +206,15 @@ final class Outbox implements Subscription {
 
     /** @return whether {@code size} more characters would exceed the bound now */
     synchronized boolean wouldExceed(long size) {
-        return bufferedBytes > 0 && bufferedBytes + size > maxBufferedBytes;
+        return exceeds(size);
+    }
+
+    /**
+     * The byte bound's rule, the caller holding the lock: {@code chars} more exceed it unless
+     * nothing is buffered (one message larger than the bound still passes alone).
+     */
+    private boolean exceeds(long chars) {
+        return bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes;
     }
 
     /** Ends the stream normally after the messages appended so far. */
@@ -365,19 +348,15 @@ final class Outbox implements Subscription {
             beyond = n - k;
             for (int i = 0; i < k; i++) {
                 Object e = removeOldest();
+                bufferedBytes -= ((SubscriptionMessage) e).json().length();
                 if (e instanceof Message m) {
-                    bufferedBytes -= m.json.length();
                     m.settled = Result.CONSUMED;
                     if (settledMessages == null) {
                         settledMessages = new java.util.ArrayList<>();
                     }
                     settledMessages.add(m);
-                } else {
-                    WatermarkedChange c = (WatermarkedChange) e;
-                    bufferedBytes -= c.json().length();
-                    if (c.isCommit()) {
-                        sharedCommit = c.watermark();
-                    }
+                } else if (e instanceof WatermarkedChange c && c.isCommit()) {
+                    sharedCommit = c.watermark();
                 }
                 consumedMessages++;
             }
@@ -443,6 +422,7 @@ final class Outbox implements Subscription {
     /** @return {@code true} if this call released the subscription */
     private boolean release(Throwable cause) {
         Message[] pending;
+        int settling = 0;
         synchronized (this) {
             if (closed) {
                 return false;
@@ -451,19 +431,12 @@ final class Outbox implements Subscription {
             ended = true;
             failure = cause;
             // Only messages settle: a shared entry has nobody waiting on it.
-            int k = 0;
-            for (int i = 0; i < size; i++) {
-                if (ring[(head + i) & (ring.length - 1)] instanceof Message) {
-                    k++;
-                }
-            }
-            pending = new Message[k];
-            k = 0;
+            pending = new Message[size];
             for (int i = 0; i < size; i++) {
                 int at = (head + i) & (ring.length - 1);
                 if (ring[at] instanceof Message m) {
                     m.settled = Result.UNCONSUMED;
-                    pending[k++] = m;
+                    pending[settling++] = m;
                 }
                 ring[at] = null;
             }
@@ -474,8 +447,8 @@ final class Outbox implements Subscription {
             bufferedBytes = 0;
             notifyAll();
         }
-        for (Message m : pending) {
-            m.completeWaiting(Result.UNCONSUMED);
+        for (int i = 0; i < settling; i++) {
+            pending[i].completeWaiting(Result.UNCONSUMED);
         }
         signalReady();
         return true;
@@ -493,6 +466,7 @@ final class Outbox implements Subscription {
         int i = from;
         long firstSeq;
         Message skipping = null;
+        long unconsumedSeq = 0; // the oldest unconsumed message's, when one is skipped
         SubscriptionMessage foreign = null;
         synchronized (this) {
             if (closed) {
@@ -510,8 +484,9 @@ final class Outbox implements Subscription {
                 if (m.seq < headSeq) {
                     continue; // consumed before: idempotent
                 }
-                if (m.seq > headSeq || size == 0) {
+                if (m.seq > headSeq) {
                     skipping = m;
+                    unconsumedSeq = headSeq;
                     break;
                 }
                 removeOldest();
@@ -535,7 +510,7 @@ final class Outbox implements Subscription {
         }
         if (skipping != null) {
             fail(new OutOfOrderAckException("subscriber " + id + " acknowledged message " + (skipping.seq + 1)
-                    + " before message " + (headSeqSafe() + 1)));
+                    + " before message " + (unconsumedSeq + 1)));
         }
     }
 
@@ -582,10 +557,6 @@ final class Outbox implements Subscription {
         // is not handed out any more.
         taken = Math.max(0, taken - 1);
         return e;
-    }
-
-    private synchronized long headSeqSafe() {
-        return headSeq;
     }
 
     /** @return characters appended but not consumed */

@@ -411,16 +411,18 @@ final class Subscriber {
     }
 
     /**
-     * {@link #sendChange} of a change nobody waits on, queued as the shared change itself
-     * ({@link Outbox#appendShared}).
+     * {@link #sendChange} of a change nobody waits on, queued as the shared change itself: a run
+     * of one for {@link Outbox#appendAll}, through the run scratch ({@link #sendable}, under this
+     * subscriber's lock like every use of it).
      *
      * @return the overflow if the byte bound was hit, else {@code null}
      */
     private Throwable sendShared(WatermarkedChange change) {
-        if (!admit(change) || outbox.appendShared(change, ackedCommit)) {
+        if (!admit(change)) {
             return null;
         }
-        return refused(change.json());
+        sendable[0] = change;
+        return outbox.appendAll(sendable, 1, ackedCommit) == 1 ? null : refused(change.json());
     }
 
     /**
