@@ -18,6 +18,18 @@ public interface SubscriptionMessage {
     String json();
 
     /**
+     * The length of {@link #json()} in {@code char}s, the unit in which subscriber buffers and send
+     * windows are bounded. A message shared by many subscribers knows it without reading its text,
+     * which a fan-out transport would otherwise do for every message and subscriber.
+     *
+     * @return {@code json().length()}
+     * @since 2.6
+     */
+    default int jsonLength() {
+        return json().length();
+    }
+
+    /**
      * The {@link #json()} text encoded as UTF-8, for a transport that writes bytes. A message that
      * the streamer hands to many subscribers returns views of one shared encoding, so a fan-out
      * encodes each message once rather than once per subscriber.

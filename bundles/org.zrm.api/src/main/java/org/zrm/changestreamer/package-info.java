@@ -25,7 +25,14 @@
  *
  * <p>2.4: {@code Subscription#consumed(SubscriptionMessage[], int, int)}, a run of
  * acknowledgements in one call.
+ *
+ * <p>2.5: {@code Subscription#pollShared} and {@code Subscription#consumedNext(int)}, for a
+ * transport that acknowledges in order: the streamer's shared messages as they are, reported by
+ * count.
+ *
+ * <p>2.6: {@link org.zrm.changestreamer.SubscriptionMessage#jsonLength()}, a message's length in
+ * the unit of the bounds, without reading its text.
  */
 @org.osgi.annotation.bundle.Export
-@org.osgi.annotation.versioning.Version("2.5.0")
+@org.osgi.annotation.versioning.Version("2.6.0")
 package org.zrm.changestreamer;

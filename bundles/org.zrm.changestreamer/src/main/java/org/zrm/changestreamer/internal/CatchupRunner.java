@@ -135,7 +135,7 @@ final class CatchupRunner implements CatchupHandler {
                     // Only the batch's last change and a change that takes the subscriber above
                     // half its bound are waited on, so only they get a future; the others are
                     // sent untracked.
-                    boolean aboveHalf = sub.bufferedBytes() + change.json().length() > maxBufferedBytes / 2;
+                    boolean aboveHalf = sub.bufferedBytes() + change.jsonLength() > maxBufferedBytes / 2;
                     if (aboveHalf || i == n - 1) {
                         last = sub.catchup(change);
                         if (aboveHalf) {

@@ -169,7 +169,7 @@ final class Outbox implements Subscription {
 
     /** Adds a shared entry within the byte bound, as {@link #add} adds a message; the caller holds the lock. */
     private boolean addShared(WatermarkedChange c) {
-        long chars = c.json().length();
+        long chars = c.jsonLength();
         if (exceeds(chars)) {
             return false;
         }
@@ -346,20 +346,36 @@ final class Outbox implements Subscription {
             }
             int k = Math.min(n, taken);
             beyond = n - k;
+            // The ack reader consumes runs of dozens of entries, each a change the other
+            // subscribers' readers touch too: one object read per entry (a shared change keeps
+            // its length and kind), and the ring's indices moved once for the run.
+            int mask = ring.length - 1;
+            long chars = 0;
             for (int i = 0; i < k; i++) {
-                Object e = removeOldest();
-                bufferedBytes -= ((SubscriptionMessage) e).json().length();
-                if (e instanceof Message m) {
+                int at = (head + i) & mask;
+                Object e = ring[at];
+                ring[at] = null;
+                if (e instanceof WatermarkedChange c) {
+                    chars += c.jsonLength();
+                    if (c.isCommit()) {
+                        sharedCommit = c.watermark();
+                    }
+                } else {
+                    Message m = (Message) e;
+                    chars += m.json.length();
                     m.settled = Result.CONSUMED;
                     if (settledMessages == null) {
                         settledMessages = new java.util.ArrayList<>();
                     }
                     settledMessages.add(m);
-                } else if (e instanceof WatermarkedChange c && c.isCommit()) {
-                    sharedCommit = c.watermark();
                 }
-                consumedMessages++;
             }
+            head = (head + k) & mask;
+            size -= k;
+            taken -= k;
+            headSeq += k;
+            bufferedBytes -= chars;
+            consumedMessages += k;
             commitCallback = sharedCommitConsumed;
         }
         if (settledMessages != null) {

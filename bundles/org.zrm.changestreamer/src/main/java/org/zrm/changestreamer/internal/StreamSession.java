@@ -158,7 +158,7 @@ final class StreamSession {
             run[0] = data;
             runEntries[0] = entry(data);
             int n = 1;
-            long runChars = runEntries[0].json().length();
+            long runChars = runEntries[0].jsonLength();
             while (n < run.length && !endsRun(data, runEntries[n - 1], unflushed + runChars)) {
                 ChangeStreamMessage more;
                 try {
@@ -179,7 +179,7 @@ final class StreamSession {
                 data = (ChangeStreamData) more;
                 run[n] = data;
                 runEntries[n++] = entry;
-                runChars += entry.json().length();
+                runChars += entry.jsonLength();
             }
             forwardRun(storer, n);
         }

@@ -181,7 +181,7 @@ final class Subscriber {
      * @return the overflow that disconnects a client that stopped reading, else {@code null}
      */
     private Throwable keep(WatermarkedChange change) {
-        long size = change.json().length();
+        long size = change.jsonLength();
         long held = backlogDropped ? passedBytes : backlogBytes;
         long buffered = outbox.bufferedBytes() + held;
         if (buffered > 0 && buffered + size > maxBufferedBytes) {

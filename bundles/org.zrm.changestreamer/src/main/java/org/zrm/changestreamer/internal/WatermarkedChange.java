@@ -24,6 +24,13 @@ final class WatermarkedChange implements SubscriptionMessage {
     private final String tag;
     private final String json;
     /**
+     * {@code json.length()} and whether this is a {@code commit}, kept so that the outboxes and
+     * transports of a fan-out, which ask for every change and subscriber, read one object rather
+     * than the text and the tag behind it.
+     */
+    private final int jsonLength;
+    private final boolean commit;
+    /**
      * The encoding of {@link #json}, as a read-only buffer whose position is never moved (callers
      * get duplicates). Racy on purpose, like {@link String#hashCode()}: two threads may both
      * encode it, and either result is the same bytes.
@@ -39,6 +46,8 @@ final class WatermarkedChange implements SubscriptionMessage {
         this.watermark = Objects.requireNonNull(watermark, "watermark");
         this.tag = Objects.requireNonNull(tag, "tag");
         this.json = Objects.requireNonNull(json, "json");
+        this.jsonLength = json.length();
+        this.commit = "commit".equals(tag);
     }
 
     String watermark() {
@@ -52,6 +61,11 @@ final class WatermarkedChange implements SubscriptionMessage {
     @Override
     public String json() {
         return json;
+    }
+
+    @Override
+    public int jsonLength() {
+        return jsonLength;
     }
 
     /**
@@ -91,7 +105,7 @@ final class WatermarkedChange implements SubscriptionMessage {
     }
 
     boolean isCommit() {
-        return "commit".equals(tag);
+        return commit;
     }
 
     boolean endsTransaction() {

@@ -569,6 +569,62 @@ class SubscriberForwarderBroadcastTest {
     }
 
     /**
+     * A consumed run leaves the ring at once: the character count, the bound, the commits reported
+     * and the messages settled must stay exact while runs wrap around the ring's end and the ring
+     * grows with entries outstanding, shared changes and messages mixed.
+     */
+    @Test
+    void consumedRunsAreCountedExactlyAcrossTheRingsEndAndItsGrowth() {
+        List<Throwable> failures = new ArrayList<>();
+        List<String> commits = new ArrayList<>();
+        Outbox o = new Outbox("o", 1 << 20, () -> { }, failures::add);
+        SubscriptionMessage[] taken = new SubscriptionMessage[64];
+        java.util.ArrayDeque<SubscriptionMessage> outstanding = new java.util.ArrayDeque<>();
+        List<Outbox.Message> own = new ArrayList<>();
+        long expectedBuffered = 0;
+        long consumed = 0;
+        // Up to 45 entries stay outstanding, so the ring (16 at first) wraps and doubles twice.
+        for (int round = 0; round < 40; round++) {
+            String w = String.format("%04d", round);
+            WatermarkedChange[] run = {c(w, "begin"), c(w, "insert"), c(w, "update"), c(w, "commit")};
+            o.appendAll(run, run.length, commits::add);
+            if (round % 7 == 0) {
+                own.add(o.append("status " + w, null, null));
+            }
+            int n = o.pollShared(taken);
+            for (int i = 0; i < n; i++) {
+                outstanding.add(taken[i]);
+                expectedBuffered += taken[i].json().length();
+            }
+            int consume = round < 39 ? Math.max(0, outstanding.size() - 5 - round) : outstanding.size();
+            for (int i = 0; i < consume; i++) {
+                expectedBuffered -= outstanding.poll().json().length();
+            }
+            o.consumedNext(consume);
+            consumed += consume;
+            assertEquals(expectedBuffered, o.bufferedBytes(), "round " + round);
+            assertEquals(consumed, o.consumedMessages());
+        }
+        assertEquals(0, o.bufferedBytes());
+        assertEquals("0039", commits.get(commits.size() - 1), "the last round's commit is reported last");
+        for (int i = 1; i < commits.size(); i++) {
+            assertTrue(commits.get(i - 1).compareTo(commits.get(i)) < 0, "commits reported in order: " + commits);
+        }
+        for (Outbox.Message m : own) {
+            assertEquals(Outbox.Result.CONSUMED, m.result().getNow(null), m + " settled");
+        }
+        assertTrue(failures.isEmpty(), failures.toString());
+
+        // The bound is the same rule on the recorded counts: a run stops where it would exceed it.
+        Outbox bounded = new Outbox("b", 3 * c("01", "insert").json().length(), () -> { }, t -> { });
+        WatermarkedChange[] four = {c("01", "insert"), c("01", "insert"), c("01", "insert"), c("01", "insert")};
+        assertEquals(3, bounded.appendAll(four, 4, x -> { }));
+        bounded.pollShared(taken);
+        bounded.consumedNext(2);
+        assertEquals(2, bounded.appendAll(four, 4, x -> { }), "room for two again after two were consumed");
+    }
+
+    /**
      * Acknowledging more than was taken fails the subscription, after the messages that were
      * taken settled; what was appended and not taken is released unconsumed.
      */

@@ -138,7 +138,7 @@ final class ChangesConnection extends WsConnection {
 
     private boolean hasWork() {
         SubscriptionMessage parked = held;
-        return parked != null ? windowsOpenFor(parked.json(), reschedule) : subscription.isReady();
+        return parked != null ? windowsOpenFor(parked, reschedule) : subscription.isReady();
     }
 
     /**
@@ -160,7 +160,7 @@ final class ChangesConnection extends WsConnection {
             int end = batchNext;
             long spent = 0;
             while (end < batchEnd && spent < budget) {
-                spent += batch[end++].json().length();
+                spent += batch[end++].jsonLength();
             }
             // Everything already queued goes out as one burst (up to the budget): flush only
             // after its last frame.

@@ -355,7 +355,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * @return {@code false} if the connection ended, so the message was not sent
      */
     final boolean sendFrame(String msg) throws InterruptedException {
-        long chars = frameChars(lastFrameId + 1, msg);
+        long chars = frameChars(lastFrameId + 1, msg.length());
         if (!unacked.acquire(chars) || !queued.acquire(chars)) {
             return false;
         }
@@ -404,7 +404,7 @@ abstract class WsConnection implements WebSocketWire.Peer {
         }
         long id = lastFrameId;
         for (int i = 0; i < n; i++) {
-            batchChars[i] = frameChars(++id, messages[from + i].json());
+            batchChars[i] = frameChars(++id, messages[from + i].jsonLength());
         }
         int admitted = unacked.tryAcquireFrames(batchChars, 0, n, onWindow);
         int sent = admitted == 0 ? 0 : queued.tryAcquireFrames(batchChars, 0, admitted, onWindow);
@@ -432,17 +432,17 @@ abstract class WsConnection implements WebSocketWire.Peer {
      * the next release (as after a refused {@link #trySendFrames}). The sender asks after it
      * stopped on a full window, so that a release it raced with is not lost.
      */
-    final boolean windowsOpenFor(String msg, Runnable onWindow) {
-        long chars = frameChars(lastFrameId + 1, msg);
+    final boolean windowsOpenFor(SubscriptionMessage msg, Runnable onWindow) {
+        long chars = frameChars(lastFrameId + 1, msg.jsonLength());
         return unacked.fitsOrNotify(chars, onWindow) && queued.fitsOrNotify(chars, onWindow);
     }
 
     /**
-     * @return the characters of the frame text {@code {"id":<id>,"msg":} + msg + END}, what the
-     *     windows count
+     * @return the characters of the frame text {@code {"id":<id>,"msg":} + a message of
+     *     {@code msgChars} + END}, what the windows count
      */
-    private static long frameChars(long id, String msg) {
-        return FrameOutput.idPrefixLength(id) + msg.length() + 1L;
+    private static long frameChars(long id, int msgChars) {
+        return FrameOutput.idPrefixLength(id) + msgChars + 1L;
     }
 
     /**
