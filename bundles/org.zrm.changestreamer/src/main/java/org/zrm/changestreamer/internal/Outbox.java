@@ -214,7 +214,16 @@ final class Outbox implements Subscription {
      * nothing is buffered (one message larger than the bound still passes alone).
      */
     private boolean exceeds(long chars) {
-        return bufferedBytes > 0 && bufferedBytes + chars > maxBufferedBytes;
+        return exceedsBound(bufferedBytes, chars, maxBufferedBytes);
+    }
+
+    /**
+     * The byte bound's rule for any count of buffered characters: {@code more} on top of
+     * {@code buffered} exceed {@code bound} unless nothing is buffered. The subscriber applies it
+     * to its outbox and its backlog together.
+     */
+    static boolean exceedsBound(long buffered, long more, long bound) {
+        return buffered > 0 && buffered + more > bound;
     }
 
     /** Ends the stream normally after the messages appended so far. */
@@ -352,9 +361,7 @@ final class Outbox implements Subscription {
             int mask = ring.length - 1;
             long chars = 0;
             for (int i = 0; i < k; i++) {
-                int at = (head + i) & mask;
-                Object e = ring[at];
-                ring[at] = null;
+                Object e = ring[(head + i) & mask];
                 if (e instanceof WatermarkedChange c) {
                     chars += c.jsonLength();
                     if (c.isCommit()) {
@@ -370,10 +377,7 @@ final class Outbox implements Subscription {
                     settledMessages.add(m);
                 }
             }
-            head = (head + k) & mask;
-            size -= k;
-            taken -= k;
-            headSeq += k;
+            removeOldest(k);
             bufferedBytes -= chars;
             consumedMessages += k;
             commitCallback = sharedCommitConsumed;
@@ -505,7 +509,7 @@ final class Outbox implements Subscription {
                     unconsumedSeq = headSeq;
                     break;
                 }
-                removeOldest();
+                removeOldest(1);
                 bufferedBytes -= m.json.length();
                 consumedMessages++;
                 m.settled = Result.CONSUMED;
@@ -562,17 +566,18 @@ final class Outbox implements Subscription {
         return m;
     }
 
-    /** @return the oldest entry, removed */
-    private Object removeOldest() {
-        Object e = ring[head];
-        ring[head] = null;
-        head = (head + 1) & (ring.length - 1);
-        size--;
-        headSeq++;
+    /** Removes the oldest {@code k} entries, {@code k <= size}, clearing their slots. */
+    private void removeOldest(int k) {
+        int mask = ring.length - 1;
+        for (int i = 0; i < k; i++) {
+            ring[(head + i) & mask] = null;
+        }
+        head = (head + k) & mask;
+        size -= k;
+        headSeq += k;
         // A message is consumed after it was taken; one consumed before (which no transport does)
         // is not handed out any more.
-        taken = Math.max(0, taken - 1);
-        return e;
+        taken = Math.max(0, taken - k);
     }
 
     /** @return characters appended but not consumed */

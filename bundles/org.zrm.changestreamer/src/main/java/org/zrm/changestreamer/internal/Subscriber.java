@@ -184,7 +184,7 @@ final class Subscriber {
         long size = change.jsonLength();
         long held = backlogDropped ? passedBytes : backlogBytes;
         long buffered = outbox.bufferedBytes() + held;
-        if (buffered > 0 && buffered + size > maxBufferedBytes) {
+        if (Outbox.exceedsBound(buffered, size, maxBufferedBytes)) {
             // Stopped reading: messages wait in its outbox, and it consumed none of them since the
             // last drop. (An empty outbox means the catch-up has not sent anything yet.)
             long consumed = outbox.consumedMessages();
