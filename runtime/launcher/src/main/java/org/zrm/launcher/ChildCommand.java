@@ -14,17 +14,25 @@ public final class ChildCommand {
     /**
      * JVM options the runtime gets before {@code ZRM_JAVA_OPTS}, which can override each of them
      * (for the JVM the last occurrence of an option wins, and {@code -Xms} or {@code -Xmx} take
-     * precedence over the percentage).
+     * precedence over the percentage, {@code -Xmn} over the young generation's cap).
      *
      * <p>{@code InitialRAMPercentage=4}: the JVM's default first heap is 1/64 of the machine's
      * memory, and an initial sync starts by streaming the upstream tables through it. G1 then grows
-     * the heap step by step, each step faulting in fresh pages, and collects a small young
-     * generation over and over. Starting at 4 % (about 1 GB on a 24 GB machine) made the initial
-     * sync of the W6 benchmark (1.6 GB) about 1.3× faster (docs/BENCHMARKS.md, session 13). It
-     * reserves no more memory than the heap uses; with {@code -Xmx} below it the JVM starts at
-     * {@code -Xmx}.
+     * the heap step by step and collects a small young generation over and over. Starting at 4 %
+     * (about 1 GB on a 24 GB machine) made the initial sync of the W6 benchmark (1.6 GB) about
+     * 1.3× faster (docs/BENCHMARKS.md, session 13). It reserves no more memory than the heap uses;
+     * with {@code -Xmx} below it the JVM starts at {@code -Xmx}.
+     *
+     * <p>{@code MaxNewSize=192m}: almost nothing the runtime allocates survives a young collection
+     * (rows in flight, frames, batches; tens of MB), so G1's pauses stay short at any young size
+     * and its pause-time sizing grows eden to most of that first heap, about 1 GB. Memory is only
+     * faulted in when first written, so every first pass over a larger eden wrote fresh pages: in
+     * the W6 initial sync the pass that grew eden to 1 GB took 5.2 s, the same gigabyte of
+     * allocation 2.1 s once its pages were in (docs/BENCHMARKS.md, session 25). With the cap the
+     * same 200 MB are reused; young collections come more often and stay at a few ms each. The
+     * old generation is not capped: a heap that needs more still grows.
      */
-    static final List<String> DEFAULT_JVM_OPTIONS = List.of("-XX:InitialRAMPercentage=4");
+    static final List<String> DEFAULT_JVM_OPTIONS = List.of("-XX:InitialRAMPercentage=4", "-XX:MaxNewSize=192m");
 
     private final Path javaBinary;
     private final boolean hasConsole;
