@@ -356,12 +356,14 @@ final class Outbox implements Subscription {
             int k = Math.min(n, taken);
             beyond = n - k;
             // The ack reader consumes runs of dozens of entries, each a change the other
-            // subscribers' readers touch too: one object read per entry (a shared change keeps
-            // its length and kind), and the ring's indices moved once for the run.
+            // subscribers' readers touch too: one pass reads and clears each entry (a shared
+            // change keeps its length and kind), and the ring's indices move once for the run.
             int mask = ring.length - 1;
             long chars = 0;
             for (int i = 0; i < k; i++) {
-                Object e = ring[(head + i) & mask];
+                int at = (head + i) & mask;
+                Object e = ring[at];
+                ring[at] = null;
                 if (e instanceof WatermarkedChange c) {
                     chars += c.jsonLength();
                     if (c.isCommit()) {
@@ -377,7 +379,7 @@ final class Outbox implements Subscription {
                     settledMessages.add(m);
                 }
             }
-            removeOldest(k);
+            advanceHead(k);
             bufferedBytes -= chars;
             consumedMessages += k;
             commitCallback = sharedCommitConsumed;
@@ -509,7 +511,8 @@ final class Outbox implements Subscription {
                     unconsumedSeq = headSeq;
                     break;
                 }
-                removeOldest(1);
+                ring[head] = null;
+                advanceHead(1);
                 bufferedBytes -= m.json.length();
                 consumedMessages++;
                 m.settled = Result.CONSUMED;
@@ -566,13 +569,12 @@ final class Outbox implements Subscription {
         return m;
     }
 
-    /** Removes the oldest {@code k} entries, {@code k <= size}, clearing their slots. */
-    private void removeOldest(int k) {
-        int mask = ring.length - 1;
-        for (int i = 0; i < k; i++) {
-            ring[(head + i) & mask] = null;
-        }
-        head = (head + k) & mask;
+    /**
+     * Moves past the oldest {@code k} entries, {@code k <= size}, whose slots the caller has
+     * already cleared (while reading them, so each slot is visited once).
+     */
+    private void advanceHead(int k) {
+        head = (head + k) & (ring.length - 1);
         size -= k;
         headSeq += k;
         // A message is consumed after it was taken; one consumed before (which no transport does)
