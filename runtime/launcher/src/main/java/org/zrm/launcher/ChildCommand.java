@@ -32,8 +32,20 @@ public final class ChildCommand {
      * same 200 MB are reused; young collections come more often, in the fan-out benchmark every
      * 3–4 s and 0.3 % of its time. The old generation is not capped: a heap that needs more still
      * grows.
+     *
+     * <p>The four {@code Tier4…} thresholds, ten times the JVM's own: when the optimizing compiler
+     * (C2) takes a method. A start runs a great deal of code a few thousand times and never again
+     * (resolving and wiring the bundles, parsing the configuration, Jetty's start, the schema
+     * setup), and with the JVM's thresholds C2 compiled much of it: 1.9–2.7 s of C2 CPU in a start
+     * to ready of 4.3–5.6 s, on the two cores the start itself needed. With ten times the
+     * thresholds C2 spends 0.4–0.5 s of it and the start is 0.5–0.9 s shorter; code that stays
+     * hot, the copy of an initial sync or the fan-out's send path, passes the higher thresholds
+     * within its first second and is compiled as before (docs/BENCHMARKS.md, session 26). The
+     * quick first tier (C1) keeps its thresholds: raising those as well made starts slower again.
      */
-    static final List<String> DEFAULT_JVM_OPTIONS = List.of("-XX:InitialRAMPercentage=4", "-XX:MaxNewSize=192m");
+    static final List<String> DEFAULT_JVM_OPTIONS = List.of("-XX:InitialRAMPercentage=4", "-XX:MaxNewSize=192m",
+            "-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+            "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000");
 
     private final Path javaBinary;
     private final boolean hasConsole;

@@ -15,7 +15,9 @@ class ChildCommandTest {
     @Test
     void buildsTheRuntimeCommandLine() {
         List<String> cmd = new ChildCommand(Path.of("/jdk/bin/java"), false).build(folders, List.of("-Xmx1g", "-Da=b c"), 4849);
-        assertEquals(List.of("/jdk/bin/java", "-XX:InitialRAMPercentage=4", "-XX:MaxNewSize=192m", "-Xmx1g", "-Da=b c",
+        assertEquals(List.of("/jdk/bin/java", "-XX:InitialRAMPercentage=4", "-XX:MaxNewSize=192m",
+                "-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+                "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000", "-Xmx1g", "-Da=b c",
                 "-Dfelix.fileinstall.dir=/p/conf", "-Dzrm.config.dir=/p/conf", "-Dzrm.deploy.dir=/p/deploy",
                 "-Dzrm.state.dir=/p/run", "-Dorg.osgi.service.http.port=4849",
                 "-Dlogback.configurationFile=/p/runtime/conf/logback.xml",
