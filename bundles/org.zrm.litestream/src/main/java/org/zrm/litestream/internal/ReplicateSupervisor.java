@@ -226,13 +226,11 @@ final class ReplicateSupervisor {
                     backoff = null;
                     continue;
                 }
-                // It died on its own.
-                restarts++;
+                // It died on its own (superviseRun counted the restart and set BACKOFF).
                 if (ran.compareTo(s.restartMax()) >= 0) {
                     backoff = null;
                 }
                 backoff = nextBackoff(s, backoff);
-                state = State.BACKOFF;
                 LOG.error("litestream: replicate exited with {} after {} s; restarting in {} ms (restart #{})",
                         exitText(lastExitCode), ran.toSeconds(), backoff.toMillis(), restarts);
                 awaitChange(gen, backoff);
@@ -313,12 +311,19 @@ final class ReplicateSupervisor {
         Process p = pb.start();
         current = p;
         p.getOutputStream().close(); // replicate reads no input
-        pid = p.pid();
-        startedAt = clock.instant();
-        running = Secrets.maskUrls(s.backupURL());
-        lastError = null;
-        waitingFor = null;
-        state = State.RUNNING;
+        lock.lock();
+        try {
+            // One step under the lock status() reads under, so no reader pairs RUNNING with the last
+            // child's exit or the new pid with the old state.
+            pid = p.pid();
+            startedAt = clock.instant();
+            running = Secrets.maskUrls(s.backupURL());
+            lastError = null;
+            waitingFor = null;
+            state = State.RUNNING;
+        } finally {
+            lock.unlock();
+        }
         LOG.info("litestream: started replicate (pid {}) backing up {} to {}", p.pid(), s.replicaFile(), running);
         LogForwarder.start("zrm-litestream-stdout", "litestream[" + p.pid() + "]", p.getInputStream());
         LogForwarder.start("zrm-litestream-stderr", "litestream[" + p.pid() + "]", p.getErrorStream());
@@ -342,6 +347,7 @@ final class ReplicateSupervisor {
      * @return {@code true} if the process exited while still wanted (a death)
      */
     private boolean superviseRun(LitestreamSettings s, Process p, long gen) throws InterruptedException {
+        boolean died;
         lock.lock();
         try {
             while (generation == gen && !closed && p.isAlive()) {
@@ -350,12 +356,20 @@ final class ReplicateSupervisor {
             if (p.isAlive()) {
                 return false;
             }
+            // The exit, the restart count and the state change as one step under the lock status()
+            // reads under: read field by field, a status once showed the new restart count beside
+            // the dead child's pid and RUNNING.
+            recordExit(p);
+            died = generation == gen && !closed;
+            if (died) {
+                restarts++;
+                state = State.BACKOFF;
+            }
         } finally {
             lock.unlock();
         }
-        recordExit(p);
         cancelProbe();
-        return !changedSince(gen);
+        return died;
     }
 
     /** SIGTERM, then SIGKILL after the bound; waits for the exit. */
@@ -476,7 +490,21 @@ final class ReplicateSupervisor {
         return st == State.DISABLED || (st == State.RUNNING && firstSnapshotAt != null);
     }
 
+    /**
+     * One consistent picture: read under the lock that the start of a child and the record of its
+     * death hold, so its state, pid, restart count and last exit belong together. The lock is only
+     * ever held briefly (the supervisor's waits release it), so a status request does not stall.
+     */
     Map<String, Object> status() {
+        lock.lock();
+        try {
+            return statusLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Map<String, Object> statusLocked() {
         Map<String, Object> m = new LinkedHashMap<>();
         State st = state;
         m.put("state", st.name());
